@@ -1,0 +1,76 @@
+/**
+ * Tar entries for a minimal busybox userland built from the host's static busybox.
+ *
+ *   BUSYBOX_PATH = '/bin/busybox'
+ *   TEST_USER = { name: 'skiffuser', uid: 1234, gid: 1234, home: '/home/skiffuser' }
+ *   busyboxApplets(): string[]          applet paths from `busybox --list-full`, e.g. "usr/bin/env"
+ *   busyboxRootfsEntries(): TarEntry[]  the whole userland, parents before children
+ *   PASSWD, GROUP                       the /etc/passwd and /etc/group contents
+ *
+ * Every applet is a hard link to bin/busybox (not a symlink), so the layer
+ * exercises hard-link extraction. Also: /etc/passwd, /etc/group, /tmp (1777),
+ * /root (0700), /home/skiffuser (owned 1234:1234), and empty /dev, /proc, /sys.
+ */
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import type { TarEntry } from './tar-writer.js';
+
+export const BUSYBOX_PATH = '/bin/busybox';
+
+export const TEST_USER = { name: 'skiffuser', uid: 1234, gid: 1234, home: '/home/skiffuser' } as const;
+
+export const PASSWD = [
+  'root:x:0:0:root:/root:/bin/sh',
+  `${TEST_USER.name}:x:${TEST_USER.uid}:${TEST_USER.gid}:Skiff test user:${TEST_USER.home}:/bin/sh`,
+  'nobody:x:65534:65534:nobody:/nonexistent:/bin/false',
+  '',
+].join('\n');
+
+export const GROUP = ['root:x:0:', `${TEST_USER.name}:x:${TEST_USER.gid}:`, 'nogroup:x:65534:', 'nobody:x:65534:', ''].join(
+  '\n',
+);
+
+let appletCache: string[] | undefined;
+
+export function busyboxApplets(): string[] {
+  if (appletCache === undefined) {
+    const listing = execFileSync(BUSYBOX_PATH, ['--list-full'], { encoding: 'utf8' });
+    const applets = listing
+      .split('\n')
+      .map((line) => line.trim().replace(/^\/+/, ''))
+      .filter((line) => line !== '' && line !== 'bin/busybox');
+    appletCache = [...new Set(applets)].sort();
+  }
+  return appletCache;
+}
+
+function parentDirs(path: string): string[] {
+  const parts = path.split('/').slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+export function busyboxRootfsEntries(): TarEntry[] {
+  const applets = busyboxApplets();
+  const dirs = new Set<string>(['bin', 'etc', 'dev', 'proc', 'sys', 'root', 'tmp', 'home', 'usr', 'usr/bin', 'usr/sbin', 'sbin']);
+  for (const applet of applets) for (const dir of parentDirs(applet)) dirs.add(dir);
+
+  const dirMode: Record<string, number> = { tmp: 0o1777, root: 0o700, proc: 0o555, sys: 0o555 };
+  const entries: TarEntry[] = [...dirs].sort().map((name) => ({ type: 'dir', name, mode: dirMode[name] ?? 0o755 }));
+  entries.push({
+    type: 'dir',
+    name: TEST_USER.home.slice(1),
+    mode: 0o755,
+    uid: TEST_USER.uid,
+    gid: TEST_USER.gid,
+  });
+  entries.push({
+    type: 'file',
+    name: 'bin/busybox',
+    mode: 0o755,
+    content: { path: BUSYBOX_PATH, size: statSync(BUSYBOX_PATH).size },
+  });
+  for (const applet of applets) entries.push({ type: 'hardlink', name: applet, target: 'bin/busybox', mode: 0o755 });
+  entries.push({ type: 'file', name: 'etc/passwd', mode: 0o644, content: PASSWD });
+  entries.push({ type: 'file', name: 'etc/group', mode: 0o644, content: GROUP });
+  return entries;
+}

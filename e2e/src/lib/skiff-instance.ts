@@ -1,0 +1,145 @@
+/**
+ * Runs Skiff the way an operator does — `skiff up` in the foreground — with a configuration of the
+ * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
+ *
+ *   startSkiff({ registriesConf?, config? }): Promise<SkiffInstance>
+ *   interface SkiffInstance {
+ *     dir, root, runDir, configPath, imageSocket, runtimeSocket,
+ *     imageClient(): ImageServiceClient        (closed by stop())
+ *     servicePid(name): Promise<number | undefined>
+ *     waitForNewPid(name, oldPid): Promise<number>   after a crash, the supervisor's restart
+ *     waitUntilImageServiceAnswers(): Promise<void>
+ *     output(): string                         everything the supervisor printed
+ *     stop(): Promise<void>                    SIGTERM to the supervisor, waits, removes the temp dir
+ *   }
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { callUnary, createImageClient, type ImageServiceClient } from '@skiff/proto';
+import { makeTempDir, removeDir } from './tmp.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const SKIFF_ENTRY = join(REPO_ROOT, 'packages/skiff/dist/main.js');
+
+export interface SkiffOptions {
+  /** containers-registries.conf(5) content. */
+  registriesConf?: string;
+  /** Extra TOML appended to the generated skiff.toml (tables only). */
+  config?: string;
+}
+
+export interface SkiffInstance {
+  dir: string;
+  root: string;
+  runDir: string;
+  configPath: string;
+  imageSocket: string;
+  runtimeSocket: string;
+  imageClient(): ImageServiceClient;
+  servicePid(name: string): Promise<number | undefined>;
+  waitForNewPid(name: string, oldPid: number, timeoutMs?: number): Promise<number>;
+  waitUntilImageServiceAnswers(timeoutMs?: number): Promise<void>;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInstance> {
+  const dir = await makeTempDir('skiff-e2e');
+  const root = join(dir, 'root');
+  const runDir = join(dir, 'run');
+  const registriesPath = join(dir, 'registries.conf');
+  const configPath = join(dir, 'skiff.toml');
+  await writeFile(registriesPath, options.registriesConf ?? '');
+  await writeFile(
+    configPath,
+    [
+      `root = "${root}"`,
+      `run_dir = "${runDir}"`,
+      `log_level = "debug"`,
+      `log_file = "${join(dir, 'skiff.log')}"`,
+      `[image]`,
+      `registries_config = "${registriesPath}"`,
+      options.config ?? '',
+    ].join('\n'),
+  );
+  const imageSocket = join(runDir, 'image.sock');
+  let output = '';
+  const child: ChildProcess = spawn(process.execPath, [SKIFF_ENTRY, 'up', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const clients: ImageServiceClient[] = [];
+
+  const instance: SkiffInstance = {
+    dir,
+    root,
+    runDir,
+    configPath,
+    imageSocket,
+    runtimeSocket: join(runDir, 'runtime.sock'),
+    imageClient() {
+      const client = createImageClient(imageSocket);
+      clients.push(client);
+      return client;
+    },
+    async servicePid(name) {
+      try {
+        const pid = Number.parseInt(await readFile(join(runDir, `${name}.pid`), 'utf8'), 10);
+        return Number.isInteger(pid) ? pid : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    waitForNewPid(name, oldPid, timeoutMs = 30_000) {
+      return until(`${name} to restart`, timeoutMs, async () => {
+        const pid = await instance.servicePid(name);
+        return pid !== undefined && pid !== oldPid ? pid : undefined;
+      });
+    },
+    async waitUntilImageServiceAnswers(timeoutMs = 30_000) {
+      const client = createImageClient(imageSocket);
+      try {
+        await until('image-svc to answer', timeoutMs, async () => {
+          await callUnary(client, 'ImageFsInfo', {}, { timeoutMs: 1000 });
+          return true;
+        });
+      } finally {
+        client.close();
+      }
+    },
+    output: () => output,
+    async stop() {
+      for (const c of clients) c.close();
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await removeDir(dir);
+    },
+  };
+  try {
+    await instance.waitUntilImageServiceAnswers();
+  } catch (err) {
+    child.kill('SIGTERM');
+    await exited;
+    throw new Error(`${(err as Error).message}\nskiff output:\n${output}`);
+  }
+  return instance;
+}

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, defaultConfig, ConfigError } from './config.js';
+
+function write(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-config-'));
+  const path = join(dir, 'skiff.toml');
+  writeFileSync(path, text);
+  return path;
+}
+
+test('an empty file gives the defaults', async () => {
+  assert.deepEqual(await loadConfig(write('')), defaultConfig());
+});
+
+test('values overlay the defaults and sockets follow run_dir', async () => {
+  const c = await loadConfig(write('run_dir = "/tmp/x"\n[image]\nmax_concurrent_downloads = 5\n'));
+  assert.equal(c.image.socket, '/tmp/x/image.sock');
+  assert.equal(c.runtime.socket, '/tmp/x/runtime.sock');
+  assert.equal(c.image.max_concurrent_downloads, 5);
+  assert.equal(c.root, '/var/lib/skiff');
+});
+
+test('unknown keys, wrong types and bad values are named', async () => {
+  await assert.rejects(loadConfig(write('rooot = "/x"')), (e: Error) => e instanceof ConfigError && /rooot/.test(e.message));
+  await assert.rejects(loadConfig(write('[image]\nmax_concurrent_downloads = "3"')), /image.max_concurrent_downloads/);
+  await assert.rejects(loadConfig(write('root = "relative"')), /absolute/);
+  await assert.rejects(loadConfig(write('log_level = "loud"')), /log_level/);
+  await assert.rejects(loadConfig('/nonexistent/skiff.toml'), /cannot read/);
+});
+
+test('the shipped config/skiff.toml documents exactly the defaults', async () => {
+  const shipped = new URL('../../../config/skiff.toml', import.meta.url).pathname;
+  assert.deepEqual(await loadConfig(shipped), defaultConfig());
+});

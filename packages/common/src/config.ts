@@ -1,0 +1,207 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import type { LogLevel } from './logger.js';
+
+export const DEFAULT_CONFIG_PATH = '/etc/skiff/skiff.toml';
+
+export interface ImageServiceConfig {
+  socket: string;
+  /** containers-registries.conf(5) v2 file with registries, mirrors, insecure and blocked entries. */
+  registries_config: string;
+  /** Layers of one image downloaded at once. */
+  max_concurrent_downloads: number;
+  /** Images (references) reported as pinned: the kubelet never garbage-collects them. */
+  pinned_images: string[];
+}
+
+/** A RuntimeClass handler: an OCI runtime with runc's command line (runc, crun, ...). */
+export interface RuntimeHandlerConfig {
+  /** The handler name RuntimeClass objects refer to. "" and "runc" always mean the default runtime. */
+  name: string;
+  runtime_path: string;
+}
+
+export interface RuntimeServiceConfig {
+  socket: string;
+  /** The default OCI runtime (handler "" or "runc"). */
+  runc: string;
+  conmon: string;
+  /** PID 1 of every pod sandbox, bind-mounted read-only from the host. */
+  catatonit: string;
+  /** The first network configuration here (by name) is the pods' network. */
+  cni_conf_dir: string;
+  cni_bin_dirs: string[];
+  /** Cgroup parent of pods whose configuration names none. */
+  cgroup_parent: string;
+  handlers: RuntimeHandlerConfig[];
+}
+
+export interface SkiffConfig {
+  /** Persistent state: image store, container and sandbox records. */
+  root: string;
+  /** Volatile state: sockets and pid files. */
+  run_dir: string;
+  log_level: LogLevel;
+  /** Where `skiff up --detach` writes the services' logs. */
+  log_file: string;
+  image: ImageServiceConfig;
+  runtime: RuntimeServiceConfig;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export function defaultConfig(): SkiffConfig {
+  return {
+    root: '/var/lib/skiff',
+    run_dir: '/run/skiff',
+    log_level: 'info',
+    log_file: '/var/log/skiff/skiff.log',
+    image: {
+      socket: '/run/skiff/image.sock',
+      registries_config: '/etc/containers/registries.conf',
+      max_concurrent_downloads: 3,
+      pinned_images: [],
+    },
+    runtime: {
+      socket: '/run/skiff/runtime.sock',
+      runc: '/usr/sbin/runc',
+      conmon: '/usr/bin/conmon',
+      catatonit: '/usr/bin/catatonit',
+      cni_conf_dir: '/etc/cni/net.d',
+      cni_bin_dirs: ['/opt/cni/bin', '/usr/lib/cni'],
+      cgroup_parent: '/skiff',
+      handlers: [],
+    },
+  };
+}
+
+type Table = Record<string, unknown>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+function isTable(v: unknown): v is Table {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** Overlays `source` on `target` key by key; an unknown key or a value of the wrong type is an error. */
+function overlay(target: Table, source: Table, where: string): void {
+  for (const [key, value] of Object.entries(source)) {
+    const path = where ? `${where}.${key}` : key;
+    if (!(key in target)) throw new ConfigError(`unknown configuration key "${path}"`);
+    const current = target[key];
+    if (isTable(current)) {
+      if (!isTable(value)) throw new ConfigError(`"${path}" must be a table`);
+      overlay(current, value, path);
+      continue;
+    }
+    if (typeof current !== typeof value) {
+      throw new ConfigError(`"${path}" must be a ${typeof current}, got ${JSON.stringify(value)}`);
+    }
+    target[key] = value;
+  }
+}
+
+const HANDLER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
+
+function validateRuntime(runtime: RuntimeServiceConfig): void {
+  if (!Array.isArray(runtime.cni_bin_dirs) || !runtime.cni_bin_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
+    throw new ConfigError('"runtime.cni_bin_dirs" must be a list of absolute paths');
+  }
+  if (!Array.isArray(runtime.handlers)) throw new ConfigError('"runtime.handlers" must be a list of tables ([[runtime.handlers]])');
+  const seen = new Set<string>();
+  for (const [i, h] of runtime.handlers.entries()) {
+    const where = `runtime.handlers[${i}]`;
+    if (!isTable(h)) throw new ConfigError(`"${where}" must be a table with "name" and "runtime_path"`);
+    const unknown = Object.keys(h).filter((k) => k !== 'name' && k !== 'runtime_path');
+    if (unknown.length > 0) throw new ConfigError(`unknown configuration key "${where}.${unknown[0]}"`);
+    if (typeof h.name !== 'string' || !HANDLER_NAME.test(h.name)) {
+      throw new ConfigError(`"${where}.name" must be a DNS label (lower-case letters, digits, '-', '.'), got ${JSON.stringify(h.name)}`);
+    }
+    if (h.name === 'runc') throw new ConfigError(`"${where}.name": "runc" is the default handler and cannot be redefined; set "runtime.runc" instead`);
+    if (seen.has(h.name)) throw new ConfigError(`"${where}.name": handler "${h.name}" is defined twice`);
+    seen.add(h.name);
+    if (typeof h.runtime_path !== 'string' || !h.runtime_path.startsWith('/')) {
+      throw new ConfigError(`"${where}.runtime_path" must be an absolute path, got ${JSON.stringify(h.runtime_path)}`);
+    }
+  }
+}
+
+function validate(config: SkiffConfig): void {
+  if (!LOG_LEVELS.includes(config.log_level)) {
+    throw new ConfigError(`"log_level" must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  for (const [key, value] of [
+    ['root', config.root],
+    ['run_dir', config.run_dir],
+    ['log_file', config.log_file],
+    ['image.socket', config.image.socket],
+    ['runtime.socket', config.runtime.socket],
+    ['runtime.runc', config.runtime.runc],
+    ['runtime.conmon', config.runtime.conmon],
+    ['runtime.catatonit', config.runtime.catatonit],
+    ['runtime.cni_conf_dir', config.runtime.cni_conf_dir],
+    ['runtime.cgroup_parent', config.runtime.cgroup_parent],
+  ] as const) {
+    if (!value.startsWith('/')) throw new ConfigError(`"${key}" must be an absolute path, got "${value}"`);
+  }
+  if (!Array.isArray(config.image.pinned_images) || !config.image.pinned_images.every((p) => typeof p === 'string')) {
+    throw new ConfigError('"image.pinned_images" must be a list of image references');
+  }
+  validateRuntime(config.runtime);
+  const n = config.image.max_concurrent_downloads;
+  if (!Number.isInteger(n) || n < 1 || n > 64) {
+    throw new ConfigError(`"image.max_concurrent_downloads" must be an integer from 1 to 64, got ${n}`);
+  }
+}
+
+/** The file to read: the one asked for, else $SKIFF_CONFIG, else the default path. */
+export function configPathFor(path?: string): { file: string; explicit: boolean } {
+  if (path !== undefined) return { file: path, explicit: true };
+  const fromEnv = process.env['SKIFF_CONFIG'];
+  if (fromEnv) return { file: fromEnv, explicit: true };
+  return { file: DEFAULT_CONFIG_PATH, explicit: false };
+}
+
+/**
+ * Reads the TOML configuration. A missing file at the default path means "all defaults";
+ * a missing file that was asked for explicitly is an error.
+ */
+export async function loadConfig(path?: string): Promise<SkiffConfig> {
+  const { file, explicit } = configPathFor(path);
+  const config = defaultConfig();
+  let text: string | undefined;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || explicit) {
+      throw new ConfigError(`cannot read configuration ${file}: ${(err as Error).message}`);
+    }
+  }
+  if (text !== undefined) {
+    let parsed: Table;
+    try {
+      parsed = parseToml(text) as Table;
+    } catch (err) {
+      throw new ConfigError(`${file}: ${(err as Error).message}`);
+    }
+    // Sockets follow run_dir unless set on their own.
+    const runDir = typeof parsed['run_dir'] === 'string' ? parsed['run_dir'] : undefined;
+    if (runDir) {
+      config.image.socket = join(runDir, 'image.sock');
+      config.runtime.socket = join(runDir, 'runtime.sock');
+    }
+    try {
+      overlay(config as unknown as Table, parsed, '');
+    } catch (err) {
+      throw new ConfigError(`${file}: ${(err as Error).message}`);
+    }
+  }
+  validate(config);
+  return config;
+}

@@ -1,0 +1,31 @@
+export type StoreErrorKind =
+  | 'not-found'
+  | 'digest-mismatch'
+  | 'size-mismatch'
+  | 'unsafe-path'
+  | 'bad-layer'
+  | 'locked'
+  | 'unsupported';
+
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreError';
+  }
+}
+
+export function isStoreError(err: unknown, kind?: StoreErrorKind): err is StoreError {
+  return err instanceof StoreError && (kind === undefined || err.kind === kind);
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}

@@ -1,0 +1,6 @@
+export { ImageStore, type ImageStoreOptions, type LayerToIngest, type LayerStreamOpener } from './image-store.js';
+export { StoreError, type StoreErrorKind } from './errors.js';
+export { chainIds } from './chain-id.js';
+export type { Descriptor, Platform, LayerRecord, ImageRecord, OciImageConfig, SnapshotMeta } from './types.js';
+export type { ImageRecordInput } from './image-index.js';
+export { InvalidReferenceError } from '@skiff/reference';

@@ -1,0 +1,38 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import { InvalidReferenceError } from '@skiff/reference';
+import { RegistryError } from '@skiff/registry';
+import { StoreError } from '@skiff/image-store';
+
+const REGISTRY_CODES: Record<RegistryError['kind'], status> = {
+  'not-found': status.NOT_FOUND,
+  unauthorized: status.UNAUTHENTICATED,
+  denied: status.PERMISSION_DENIED,
+  blocked: status.FAILED_PRECONDITION,
+  'unsupported-media-type': status.FAILED_PRECONDITION,
+  unreachable: status.UNAVAILABLE,
+  'invalid-manifest': status.FAILED_PRECONDITION,
+  'digest-mismatch': status.FAILED_PRECONDITION,
+  'too-large': status.FAILED_PRECONDITION,
+  protocol: status.UNAVAILABLE,
+};
+
+const STORE_CODES: Record<StoreError['kind'], status> = {
+  'not-found': status.NOT_FOUND,
+  'digest-mismatch': status.FAILED_PRECONDITION,
+  'size-mismatch': status.FAILED_PRECONDITION,
+  'unsafe-path': status.FAILED_PRECONDITION,
+  'bad-layer': status.FAILED_PRECONDITION,
+  locked: status.FAILED_PRECONDITION,
+  unsupported: status.FAILED_PRECONDITION,
+};
+
+/** Gives every failure of the image path the gRPC status an operator (and the kubelet) can act on. */
+export function toStatusError(err: unknown, signal?: AbortSignal): StatusError {
+  if (err instanceof StatusError) return err;
+  if (err instanceof InvalidReferenceError) return new StatusError(status.INVALID_ARGUMENT, err.message);
+  if (err instanceof RegistryError) return new StatusError(REGISTRY_CODES[err.kind], err.message);
+  if (err instanceof StoreError) return new StatusError(STORE_CODES[err.kind], err.message);
+  if (signal?.aborted) return new StatusError(status.CANCELLED, 'the pull was cancelled by the client');
+  return new StatusError(status.INTERNAL, err instanceof Error ? err.message : String(err));
+}

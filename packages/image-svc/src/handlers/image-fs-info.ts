@@ -1,0 +1,17 @@
+import type { cri } from '@skiff/proto';
+import type { ImageStore } from '@skiff/image-store';
+
+function nowNanos(): string {
+  return (BigInt(Date.now()) * 1_000_000n).toString();
+}
+
+export async function imageFsInfo(store: ImageStore): Promise<cri.ImageFsInfoResponse> {
+  const info = await store.fsInfo();
+  const usage: cri.FilesystemUsage = {
+    timestamp: nowNanos(),
+    fs_id: { mountpoint: info.mountpoint },
+    used_bytes: { value: String(info.usedBytes) },
+    inodes_used: { value: String(info.inodesUsed) },
+  };
+  return { image_filesystems: [usage], container_filesystems: [] };
+}

@@ -1,0 +1,24 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { cri } from '@skiff/proto';
+import type { AuthCredentials } from '@skiff/registry';
+import type { Puller } from '../puller.js';
+
+function credentialsOf(auth: cri.AuthConfig__Output | null): AuthCredentials | undefined {
+  if (!auth) return undefined;
+  const creds: AuthCredentials = {};
+  if (auth.username) creds.username = auth.username;
+  if (auth.password) creds.password = auth.password;
+  if (auth.auth) creds.auth = auth.auth;
+  if (auth.identity_token) creds.identityToken = auth.identity_token;
+  if (auth.registry_token) creds.registryToken = auth.registry_token;
+  return Object.keys(creds).length === 0 ? undefined : creds;
+}
+
+export async function pullImage(puller: Puller, request: cri.PullImageRequest__Output, signal: AbortSignal): Promise<cri.PullImageResponse> {
+  const reference = request.image?.image ?? '';
+  if (reference === '') throw new StatusError(status.INVALID_ARGUMENT, 'PullImage: image.image (the image reference) is required');
+  const auth = credentialsOf(request.auth);
+  const record = await puller.pull({ reference, annotations: request.image?.annotations ?? {}, signal, ...(auth ? { auth } : {}) });
+  return { image_ref: record.id };
+}

@@ -1,0 +1,47 @@
+import { parseArgs } from 'node:util';
+import { Server } from '@grpc/grpc-js';
+import { createLogger, listenOnUnixSocket, loadConfig } from '@skiff/common';
+import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
+import { ImageStore } from '@skiff/image-store';
+import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
+import { join } from 'node:path';
+import { Puller, parsePinnedImages } from './puller.js';
+import { imageServiceHandlers } from './server.js';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { config: { type: 'string' } } });
+  const config = await loadConfig(values.config);
+  const log = createLogger('image-svc', config.log_level);
+
+  const store = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: true });
+  const registries = await loadRegistriesConfig(config.image.registries_config);
+  const registry = new RegistryClient({ registries, logger: log });
+  const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));
+
+  const server = new Server(CHANNEL_OPTIONS);
+  server.addService(imageServiceDefinition, imageServiceHandlers(store, puller, log));
+  const listening = await listenOnUnixSocket(server, config.image.socket);
+  log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
+
+  let stopping = false;
+  const shutdown = (reason: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ reason }, 'image service stopping');
+    void listening
+      .close()
+      .then(() => store.close())
+      .finally(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  // Under the supervisor, stdin is a pipe from it: end of input means the supervisor is gone.
+  if (process.env['SKIFF_SUPERVISED'] === '1') {
+    process.stdin.on('end', () => shutdown('supervisor exited')).resume();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`image-svc: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+export { PROTO_PATH, LOADER_OPTIONS, loadCri, runtimeServiceDefinition, imageServiceDefinition } from './loader.js';
+export { MAX_MESSAGE_BYTES, CHANNEL_OPTIONS, unixTarget, createRuntimeClient, createImageClient } from './clients.js';
+export { callUnary, call } from './call.js';
+export type { UnaryCallOptions, UnaryMethodName, UnaryRequest, UnaryResponse } from './call.js';
+
+export type { ProtoGrpcType } from './generated/api.js';
+export type { RuntimeServiceClient, RuntimeServiceDefinition, RuntimeServiceHandlers } from './generated/runtime/v1/RuntimeService.js';
+export type { ImageServiceClient, ImageServiceDefinition, ImageServiceHandlers } from './generated/runtime/v1/ImageService.js';
+
+/**
+ * Every generated runtime.v1 type: `cri.X` is the permissive form a sender may
+ * pass, `cri.X__Output` the fully-defaulted form a receiver gets; services
+ * add `cri.<Service>Client`, `Handlers` and `Definition`.
+ */
+export type * as cri from './generated/cri.js';

@@ -1,0 +1,41 @@
+import { fileURLToPath } from 'node:url';
+import { loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync, type Options } from '@grpc/proto-loader';
+import type { ProtoGrpcType } from './generated/api.js';
+import type { ImageServiceDefinition } from './generated/runtime/v1/ImageService.js';
+import type { RuntimeServiceDefinition } from './generated/runtime/v1/RuntimeService.js';
+
+/** Absolute path of api.proto; the same from src/ and dist/. */
+export const PROTO_PATH: string = fileURLToPath(new URL('../api.proto', import.meta.url));
+
+/**
+ * Options for @grpc/proto-loader. They must match the flags scripts/generate.mjs
+ * passes to the type generator, or the generated types would lie about the
+ * decoded objects: field names stay snake_case, 64-bit integers and enums are
+ * strings, absent fields come back as defaults, oneofs get a virtual field.
+ */
+export const LOADER_OPTIONS: Readonly<Options> = Object.freeze({
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
+
+let loaded: ProtoGrpcType | undefined;
+
+/** Parses api.proto once and returns the grpc-js package object. */
+export function loadCri(): ProtoGrpcType {
+  if (loaded === undefined) {
+    const packageDefinition = loadSync(PROTO_PATH, LOADER_OPTIONS);
+    // grpc-js types the result loosely; the generated ProtoGrpcType is its exact shape.
+    loaded = loadPackageDefinition(packageDefinition) as unknown as ProtoGrpcType;
+  }
+  return loaded;
+}
+
+/** For `server.addService(runtimeServiceDefinition, handlers)`. */
+export const runtimeServiceDefinition: RuntimeServiceDefinition = loadCri().runtime.v1.RuntimeService.service;
+
+/** For `server.addService(imageServiceDefinition, handlers)`. */
+export const imageServiceDefinition: ImageServiceDefinition = loadCri().runtime.v1.ImageService.service;

@@ -1,0 +1,206 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isProcessAlive } from '@skiff/common';
+import { makeBusyboxRootfs } from '../testing/busybox-rootfs.js';
+import { isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '../testing/test-env.js';
+import { readHostFacts, type HostFacts } from '../oci/host-facts.js';
+import { Runc } from '../oci/runc.js';
+import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
+import type { Spec } from '../oci/runtime-spec.js';
+import { stopContainer } from '../oci/stop-container.js';
+import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
+import { parseCriLog, splitCriLogStreams } from './cri-log.js';
+import { execSync } from './exec-sync.js';
+import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
+import { parseSyncMessage } from './sync-pipe.js';
+
+describe('conmon protocol pieces', () => {
+  it('parses sync messages of every API flavour', () => {
+    assert.deepEqual(parseSyncMessage('{"pid": 42}'), { value: 42 });
+    assert.deepEqual(parseSyncMessage('{"exit_code": 3}'), { value: 3 });
+    assert.deepEqual(parseSyncMessage('{"data": -1, "message": "boom"}'), { value: -1, message: 'boom' });
+    assert.throws(() => parseSyncMessage('nope'), /unreadable/);
+  });
+
+  it('parses CRI log records and rebuilds the streams', () => {
+    const log = [
+      '2024-01-01T00:00:00.000000001Z stdout F hello',
+      '2024-01-01T00:00:00.000000002Z stderr P par',
+      '2024-01-01T00:00:00.000000003Z stderr F tial',
+      '2024-01-01T00:00:00.000000004Z stdout F ',
+      '',
+    ].join('\n');
+    assert.equal(parseCriLog(log).length, 4);
+    assert.deepEqual(splitCriLogStreams(log), { stdout: 'hello\n\n', stderr: 'partial\n' });
+  });
+
+  it('builds conmon arguments and refuses what conmon would reject', () => {
+    const base = {
+      id: 'c'.repeat(20),
+      bundle: '/b',
+      containerPidFile: '/b/pid',
+      conmonPidFile: '/b/conmon.pid',
+      exitDir: '/e',
+      socketDir: '/s',
+    };
+    const args = containerMonitorArgs({ ...base, logDrivers: [{ driver: 'journald' }], logTag: 't', terminal: true, stdin: true, leaveStdinOpen: true });
+    assert.ok(args.join(' ').includes('--log-path journald: --log-tag t --terminal --stdin --leave-stdin-open'));
+    assert.ok(args.includes('--root=/run/skiff/runc'));
+    assert.throws(() => containerMonitorArgs({ ...base, logDrivers: [] }), ConmonError);
+    assert.throws(() => containerMonitorArgs({ ...base, logDrivers: [{ driver: 'k8s-file', path: '/l' }], logTag: 't' }), ConmonError);
+    assert.throws(() => containerMonitorArgs({ ...base, logDrivers: [{ driver: 'k8s-file', path: '/a:b' }] }), ConmonError);
+  });
+});
+
+describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
+  const name = uniqueName('skc');
+  const cgroupParent = `skiff-test-${name}`;
+  const runDir = join('/run', `skiff-test-${name}`);
+  let base: string;
+  let rootfs: string;
+  let runc: Runc;
+  let facts: HostFacts;
+  const created: string[] = [];
+  const exitDir = join(runDir, 'exits');
+
+  before(async () => {
+    base = await fs.mkdtemp(join(tmpdir(), 'skiff-conmon-test-'));
+    rootfs = join(base, 'rootfs');
+    await makeBusyboxRootfs(rootfs);
+    runc = new Runc({ root: join(runDir, 'runc') });
+    facts = await readHostFacts();
+  });
+
+  after(async () => {
+    for (const id of created) await runc.delete(id, { force: true }).catch(() => undefined);
+    await removeCgroupEverywhere(cgroupParent);
+    await fs.rm(runDir, { recursive: true, force: true });
+    await fs.rm(base, { recursive: true, force: true });
+  });
+
+  async function start(prefix: string, overrides: Partial<ContainerSpecInput>): Promise<{ id: string; bundle: string; spec: Spec; monitor: MonitoredContainer }> {
+    const id = uniqueContainerId(prefix);
+    const bundle = join(base, id);
+    await fs.mkdir(bundle, { recursive: true });
+    const spec = buildSpec({ rootfs, args: ['sleep', '3600'], cgroupsPath: `/${cgroupParent}/${id}`, ...overrides }, facts);
+    await fs.writeFile(join(bundle, 'config.json'), JSON.stringify(spec));
+    created.push(id);
+    const monitor = await createContainerWithMonitor({
+      runtime: { root: runc.root },
+      id,
+      name: prefix,
+      bundle,
+      containerPidFile: join(bundle, 'pidfile'),
+      conmonPidFile: join(bundle, 'conmon.pid'),
+      exitDir,
+      persistDir: join(bundle, 'persist'),
+      socketDir: join(runDir, 'sockets'),
+      logDrivers: [{ driver: 'k8s-file', path: join(bundle, 'container.log') }],
+    });
+    await runc.start(id);
+    return { id, bundle, spec, monitor };
+  }
+
+  it('creates a container under a detached conmon that logs its output and records its exit', async () => {
+    const { id, bundle, monitor } = await start('logs', {
+      args: ['sh', '-c', 'echo out-line; echo err-line >&2; trap "echo bye; exit 7" TERM; while true; do sleep 0.1; done'],
+    });
+    assert.ok(isProcessAlive(monitor.conmonPid));
+    const status = await fs.readFile(`/proc/${monitor.containerPid}/status`, 'utf8');
+    assert.match(status, new RegExp(`^PPid:\\s+${monitor.conmonPid}$`, 'm'), 'the container is conmon’s child, not ours');
+    const conmonStatus = await fs.readFile(`/proc/${monitor.conmonPid}/status`, 'utf8');
+    assert.doesNotMatch(conmonStatus, new RegExp(`^PPid:\\s+${process.pid}$`, 'm'), 'conmon is not our child either');
+
+    let log = '';
+    for (let i = 0; i < 50 && !log.includes('err-line'); i++) {
+      await sleep(50);
+      log = await fs.readFile(join(bundle, 'container.log'), 'utf8').catch(() => '');
+    }
+    assert.deepEqual(splitCriLogStreams(log), { stdout: 'out-line\n', stderr: 'err-line\n' });
+
+    assert.equal(await readExitCode(exitDir, id), undefined);
+    const code = await stopContainer(runc, id, { exitDir, timeoutMs: 10_000 });
+    assert.equal(code, 7);
+    assert.equal((await fs.readFile(join(bundle, 'persist', 'exit'), 'utf8')).trim(), '7');
+    for (let i = 0; i < 100 && isProcessAlive(monitor.conmonPid); i++) await sleep(20);
+    assert.equal(isProcessAlive(monitor.conmonPid), false, 'conmon exits with its container');
+    assert.match(await fs.readFile(join(bundle, 'container.log'), 'utf8'), /stdout F bye/);
+    assert.equal(await wasOomKilled(join(bundle, 'persist')), false);
+    await runc.delete(id);
+    await removeMonitorFiles({ id, exitDir, socketDir: join(runDir, 'sockets') });
+    assert.equal(await readExitCode(exitDir, id), undefined);
+    await assert.rejects(fs.lstat(join(runDir, 'sockets', id)), /ENOENT/);
+  });
+
+  it('records an OOM kill', async () => {
+    const { id, bundle } = await start('oom', {
+      args: ['sh', '-c', 'dd if=/dev/zero of=/dev/null bs=64M count=1'],
+      resources: { memoryLimitBytes: 16 << 20 },
+    });
+    assert.equal(await waitForExitCode(exitDir, id, 10_000), 137);
+    let oom = false;
+    for (let i = 0; i < 50 && !oom; i++) {
+      oom = await wasOomKilled(join(bundle, 'persist'));
+      if (!oom) await sleep(20);
+    }
+    assert.equal(oom, true);
+    await runc.delete(id);
+  });
+
+  it('escalates to SIGKILL when the stop signal is ignored', async () => {
+    // sh as PID 1 has no default action for SIGTERM: it ignores it.
+    const { id } = await start('stubborn', { args: ['sh', '-c', 'while true; do sleep 0.1; done'] });
+    const started = Date.now();
+    const code = await stopContainer(runc, id, { exitDir, timeoutMs: 500 });
+    assert.equal(code, 137);
+    assert.ok(Date.now() - started < 5_000);
+    await runc.delete(id);
+  });
+
+  it('execSync: exit code, separate streams, background processes, timeouts', async () => {
+    const { id, spec } = await start('exec', {});
+    const proc = (script: string): Spec['process'] => ({ ...spec.process, args: ['sh', '-c', script] });
+
+    const plain = await execSync({ runtime: { root: runc.root }, id, process: proc('echo to-out; echo to-err >&2; exit 3'), timeoutSeconds: 10 });
+    assert.deepEqual(plain, { exitCode: 3, stdout: 'to-out\n', stderr: 'to-err\n', timedOut: false });
+
+    let t = Date.now();
+    const background = await execSync({ runtime: { root: runc.root }, id, process: proc('sleep 30 & echo started'), timeoutSeconds: 10 });
+    assert.equal(background.exitCode, 0);
+    assert.equal(background.stdout, 'started\n');
+    assert.ok(Date.now() - t < 5_000, `a background process held the exec for ${Date.now() - t} ms`);
+
+    t = Date.now();
+    const slow = await execSync({ runtime: { root: runc.root }, id, process: proc('echo before; exec sleep 60'), timeoutSeconds: 1 });
+    assert.equal(slow.timedOut, true);
+    assert.equal(slow.exitCode, -1);
+    assert.ok(Date.now() - t < 5_000, `timeout took ${Date.now() - t} ms`);
+    const remaining = await execSync({ runtime: { root: runc.root }, id, process: proc('ps -o args | grep -c "^sleep 60"'), timeoutSeconds: 10 });
+    assert.equal(remaining.stdout.trim(), '0', 'the timed-out command was killed');
+
+    await assert.rejects(
+      execSync({ runtime: { root: runc.root }, id, process: { ...spec.process, args: ['/no/such/cmd'] }, timeoutSeconds: 10 }),
+      (err: unknown) => err instanceof ConmonError && /no such file|not found/.test(err.message),
+    );
+    await stopContainer(runc, id, { exitDir, timeoutMs: 0 });
+    await runc.delete(id);
+  });
+
+  it('reports runc create failures with runc message and leaves no conmon behind', async () => {
+    await assert.rejects(
+      start('broken', { args: ['/no/such/binary'] }),
+      (err: unknown) => err instanceof ConmonError && /no such file or directory|not found/.test(err.message),
+    );
+    const id = created[created.length - 1]!;
+    const pidText = await fs.readFile(join(base, id, 'conmon.pid'), 'utf8').catch(() => '');
+    if (pidText) {
+      for (let i = 0; i < 100 && isProcessAlive(Number(pidText)); i++) await sleep(20);
+      assert.equal(isProcessAlive(Number(pidText)), false);
+    }
+    await runc.delete(id, { force: true });
+  });
+});

@@ -1,0 +1,92 @@
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
+import type { Process } from '../oci/runtime-spec.js';
+import { DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
+import { splitCriLogStreams } from './cri-log.js';
+import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
+
+/** What conmon reports when it had to kill an exec that ran past its timeout. */
+export const EXEC_TIMED_OUT_MESSAGE = 'command timed out';
+
+export interface ExecSyncOptions {
+  conmonPath?: string;
+  runtime?: RuntimeBinary;
+  id: string;
+  /** The process to run: args, env, cwd, user, capabilities as for the container. */
+  process: Process;
+  /** Whole seconds (conmon's granularity); 0 waits as long as the command runs. */
+  timeoutSeconds: number;
+  /** Output beyond this many bytes (both streams together) is dropped. */
+  maxOutputBytes?: number;
+  /** Scratch directory for the process spec and the output log; a fresh temp dir by default. */
+  workDir?: string;
+}
+
+export interface ExecSyncResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+
+/**
+ * Runs a command in a running container and waits for it, through `conmon --exec --sync`.
+ * conmon (not this process) enforces the timeout by SIGKILLing the command's process group,
+ * and stops reading output as soon as the command exits, so a background process that keeps
+ * stdout open cannot make the call hang.
+ */
+export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
+  const dir = await fs.mkdtemp(join(o.workDir ?? tmpdir(), 'skiff-exec-'));
+  try {
+    const processFile = join(dir, 'process.json');
+    const logFile = join(dir, 'output.log');
+    const pidFile = join(dir, 'pid');
+    await fs.writeFile(processFile, JSON.stringify({ ...o.process, terminal: false }), { mode: 0o600 });
+    const args = [
+      '--cid', o.id,
+      '--runtime', o.runtime?.path ?? DEFAULT_RUNC_PATH,
+      '--runtime-arg', `--root=${o.runtime?.root ?? DEFAULT_RUNC_ROOT}`,
+      '--container-pidfile', pidFile,
+      '--exec',
+      '--exec-process-spec', processFile,
+      '--log-path', `k8s-file:${logFile}`,
+      '--log-global-size-max', String(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT),
+      '--sync',
+    ];
+    for (const arg of o.runtime?.args ?? []) args.push('--runtime-arg', arg);
+    if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds)));
+
+    const conmon = spawnConmon(o.conmonPath ?? DEFAULT_CONMON_PATH, args, dir);
+    try {
+      // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
+      const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;
+      const message = readSyncMessage(conmon.syncPipe, backstopMs);
+      releaseConmon(conmon);
+      const [{ code }, sync] = await Promise.all([conmon.exited, message.catch((err: Error) => err)]);
+      if (sync instanceof Error) throw new ConmonError(`exec in ${o.id}: ${sync.message}`);
+      const stderrText = Buffer.concat(conmon.stderr).toString('utf8').trim();
+      if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${code} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
+      if (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE) {
+        const partial = splitCriLogStreams(await fs.readFile(logFile, 'utf8').catch(() => ''));
+        return { exitCode: -1, stdout: partial.stdout, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
+      }
+      if (sync.value < 0) {
+        throw new ConmonError(`exec in ${o.id} failed: ${sync.message?.trim() || stderrText || 'runc reported no error'}`);
+      }
+      const output = splitCriLogStreams(await fs.readFile(logFile, 'utf8').catch(() => ''));
+      return { exitCode: sync.value, stdout: output.stdout, stderr: output.stderr, timedOut: false };
+    } finally {
+      if (conmon.child.exitCode === null && conmon.child.signalCode === null) conmon.child.kill('SIGKILL');
+      conmon.syncPipe.destroy();
+      conmon.startPipe.destroy();
+      conmon.child.stdout?.destroy();
+      conmon.child.stderr?.destroy();
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}

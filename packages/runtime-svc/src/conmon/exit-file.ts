@@ -1,0 +1,53 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * conmon writes the container's exit status to `<exitDir>/<id>` when the container ends:
+ * the exit code, 128+signal when killed by a signal, or -1 when it could not tell.
+ */
+export function exitFilePath(exitDir: string, id: string): string {
+  return join(exitDir, id);
+}
+
+/** The exit code, or undefined while the container has not exited (no file yet). */
+export async function readExitCode(exitDir: string, id: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(exitFilePath(exitDir, id), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const code = Number.parseInt(text.trim(), 10);
+  // conmon writes with g_file_set_contents (temp file + rename), so a partial read cannot happen.
+  if (!Number.isInteger(code)) throw new Error(`exit file ${exitFilePath(exitDir, id)} holds "${text.trim()}", not an exit code`);
+  return code;
+}
+
+/** Waits for the exit file; resolves undefined if it has not appeared within timeoutMs. */
+export async function waitForExitCode(exitDir: string, id: string, timeoutMs: number, pollMs = 50): Promise<number | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const code = await readExitCode(exitDir, id);
+    if (code !== undefined || Date.now() >= deadline) return code;
+    await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
+  }
+}
+
+export async function removeExitFile(exitDir: string, id: string): Promise<void> {
+  await fs.rm(exitFilePath(exitDir, id), { force: true });
+}
+
+/**
+ * Whether the kernel OOM-killed something in the container: conmon creates `<persistDir>/oom`
+ * when the container's memory cgroup reports an OOM kill.
+ */
+export async function wasOomKilled(persistDir: string): Promise<boolean> {
+  try {
+    await fs.access(join(persistDir, 'oom'));
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,66 @@
+import { promises as fs } from 'node:fs';
+import { posix } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { cri } from '@skiff/proto';
+import type { SandboxPaths } from '../daemon/paths.js';
+import type { Mount } from '../oci/runtime-spec.js';
+import type { BindMountInput, MountPropagation } from '../oci/spec-builder.js';
+import type { SandboxRecord } from '../state/records.js';
+import { shmMount } from '../sandbox/sandbox-container.js';
+
+const PROPAGATION: Record<string, MountPropagation> = {
+  PROPAGATION_PRIVATE: 'private',
+  PROPAGATION_HOST_TO_CONTAINER: 'rslave',
+  PROPAGATION_BIDIRECTIONAL: 'rshared',
+};
+
+/** CRI mounts as bind mounts; refuses what this runtime cannot do rather than doing it silently wrong. */
+export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInput[] {
+  return mounts.map((m) => {
+    if (!m.container_path || !m.container_path.startsWith('/')) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount container_path "${m.container_path}" must be an absolute path`);
+    }
+    if (m.image?.image) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: image volumes are not supported by this runtime`);
+    }
+    if (!m.host_path || !m.host_path.startsWith('/')) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: host_path "${m.host_path}" must be an absolute path`);
+    }
+    if (m.recursive_read_only) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: recursive read-only mounts are not supported by this runtime`);
+    }
+    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: id-mapped mounts are not supported by this runtime`);
+    }
+    return { containerPath: m.container_path, hostPath: m.host_path, readonly: m.readonly, propagation: PROPAGATION[m.propagation] ?? 'private' };
+  });
+}
+
+/** A missing host directory is created, as kubelet users expect of hostPath volumes without a type. */
+export async function ensureHostPaths(mounts: readonly BindMountInput[]): Promise<void> {
+  for (const m of mounts) {
+    try {
+      await fs.stat(m.hostPath);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.mkdir(m.hostPath, { recursive: true, mode: 0o755 });
+    }
+  }
+}
+
+/**
+ * The pod's shared files the container gets unless it mounts something there itself: /etc/hosts,
+ * /etc/hostname, /etc/resolv.conf and /dev/shm.
+ */
+export function podFileMounts(sandbox: SandboxRecord, paths: SandboxPaths, userMounts: readonly BindMountInput[], readonlyRootfs: boolean): Mount[] {
+  const taken = new Set(userMounts.map((m) => posix.normalize(m.containerPath).replace(/\/+$/, '')));
+  const mode = readonlyRootfs ? 'ro' : 'rw';
+  const files: Mount[] = [
+    { destination: '/etc/hosts', type: 'bind', source: paths.hosts, options: ['rbind', 'rprivate', mode] },
+    { destination: '/etc/hostname', type: 'bind', source: paths.hostname, options: ['rbind', 'rprivate', mode] },
+    { destination: '/etc/resolv.conf', type: 'bind', source: paths.resolvConf, options: ['rbind', 'rprivate', mode] },
+    shmMount(sandbox, paths),
+  ];
+  return files.filter((m) => !taken.has(m.destination));
+}

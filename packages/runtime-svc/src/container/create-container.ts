@@ -1,0 +1,217 @@
+import { promises as fs } from 'node:fs';
+import { dirname } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { ImageRecord } from '@skiff/image-store';
+import type { cri } from '@skiff/proto';
+import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
+import { buildSpec } from '../oci/spec-builder.js';
+import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
+import { sandboxIsReady } from '../sandbox/sandbox-state.js';
+import { newId } from '../state/ids.js';
+import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
+import { containerNameKey } from '../state/state-index.js';
+import { cgroupsPathFor } from '../util/cgroups.js';
+import { errorMessage } from '../util/errno.js';
+import { mountOverlay } from '../util/mounts.js';
+import { readFileInRoot } from '../util/secure-path.js';
+import { nowNanos } from '../util/time.js';
+import { bindMountsOf, ensureHostPaths } from './container-mounts.js';
+import { containerSpecInput } from './container-spec.js';
+import { teardownContainer } from './container-teardown.js';
+import { resolveLogPath } from './log-path.js';
+import { seccompFor } from './security-profiles.js';
+import { criSignalNumber, parseSignal } from './signals.js';
+import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from './user.js';
+
+const SIGTERM = 15;
+
+function imageInfo(requested: string, userSpecified: string, image: ImageRecord): ImageInfo {
+  return {
+    requested,
+    id: image.id,
+    ref: image.repoDigests[0] ?? image.id,
+    display: userSpecified || (requested.startsWith('sha256:') ? (image.repoTags[0] ?? requested) : requested),
+  };
+}
+
+function int64(v: cri.Int64Value__Output | null | undefined): number | undefined {
+  return v ? Number(v.value) : undefined;
+}
+
+async function containerUser(rootfs: string, imageUser: string, security: cri.LinuxContainerSecurityContext__Output | null): Promise<ResolvedUser> {
+  const passwd = parsePasswd((await readFileInRoot(rootfs, '/etc/passwd')) ?? '');
+  const groups = parseGroup((await readFileInRoot(rootfs, '/etc/group')) ?? '');
+  try {
+    return resolveUser(
+      {
+        imageUser,
+        runAsUser: int64(security?.run_as_user),
+        runAsGroup: int64(security?.run_as_group),
+        runAsUsername: security?.run_as_username || undefined,
+        supplementalGroups: (security?.supplemental_groups ?? []).map(Number),
+        policy: security?.supplemental_groups_policy === 'Strict' ? 'Strict' : 'Merge',
+      },
+      passwd,
+      groups,
+    );
+  } catch (err) {
+    if (err instanceof UserResolutionError) throw new StatusError(status.INVALID_ARGUMENT, err.message);
+    throw err;
+  }
+}
+
+async function devicesOf(config: cri.ContainerConfig__Output): Promise<ResolvedDevice[]> {
+  const out: ResolvedDevice[] = [];
+  for (const d of config.devices) out.push(await resolveHostDevice(d.host_path, d.container_path || d.host_path, d.permissions || 'rwm'));
+  return out;
+}
+
+/** The init pid of the container a TARGET PID namespace names: it must be a running container of the same pod. */
+function targetPidOf(ctx: RuntimeContext, sandbox: SandboxRecord, options: cri.NamespaceOption__Output | null): number | undefined {
+  if (options?.pid !== 'TARGET') return undefined;
+  const target = ctx.state.findContainer(options.target_id);
+  if (!target || target.sandboxId !== sandbox.id || target.phase !== 'running' || target.pid === undefined) {
+    throw new StatusError(status.NOT_FOUND, `target container "${options.target_id}" for the PID namespace is not a running container of sandbox ${sandbox.id}`);
+  }
+  return target.pid;
+}
+
+function validateRequest(request: cri.CreateContainerRequest__Output): { config: cri.ContainerConfig__Output; name: string; image: string } {
+  const config = request.config;
+  if (!config) throw new StatusError(status.INVALID_ARGUMENT, 'CreateContainer: config is required');
+  const name = config.metadata?.name ?? '';
+  if (!name) throw new StatusError(status.INVALID_ARGUMENT, 'CreateContainer: config.metadata.name is required');
+  const image = config.image?.image ?? '';
+  if (!image) throw new StatusError(status.INVALID_ARGUMENT, `CreateContainer ${name}: config.image.image is required`);
+  const userns = config.linux?.security_context?.namespace_options?.userns_options;
+  if (userns && userns.mode === 'POD') throw new StatusError(status.INVALID_ARGUMENT, `CreateContainer ${name}: user namespaces are not supported by this runtime`);
+  return { config, name, image };
+}
+
+/**
+ * CreateContainer: an overlay rootfs from the image's layers, config.json from the image config and
+ * the container config, and `runc create` under conmon, whose output goes to the CRI log file and
+ * to the journal tagged with the container id. A failure removes whatever had been made.
+ */
+export async function createContainer(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<string> {
+  const { config, name, image: imageRef } = validateRequest(request);
+  const sandbox = requireSandbox(ctx, request.pod_sandbox_id);
+  return ctx.locks.run(sandbox.id, async () => {
+    if (ctx.state.sandboxes.get(sandbox.id) !== sandbox) throw new StatusError(status.NOT_FOUND, `pod sandbox ${sandbox.id} was removed`);
+    if (!(await sandboxIsReady(ctx, sandbox))) {
+      throw new StatusError(status.FAILED_PRECONDITION, `pod sandbox ${sandbox.id} is not ready (stopped, or its init process exited); containers can only be created in a ready sandbox`);
+    }
+    const security = config.linux?.security_context ?? null;
+    if (security?.privileged && !sandbox.privileged) {
+      throw new StatusError(status.INVALID_ARGUMENT, `container ${name} asks to be privileged but its pod sandbox was not created privileged`);
+    }
+    const targetPid = targetPidOf(ctx, sandbox, security?.namespace_options ?? null);
+    const logPath = resolveLogPath(sandbox.logDirectory, config.log_path);
+    const mounts = bindMountsOf(config.mounts);
+    const devices = await devicesOf(config);
+    const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
+    const resolved = await ctx.images.resolveRootfs(imageRef);
+    const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
+
+    const id = newId();
+    const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
+    ctx.state.reserveContainerName(nameKey, id);
+    const paths = ctx.paths.container(id);
+    const criStopSignal = config.stop_signal;
+    const imageStopSignal = resolved.config.config?.StopSignal;
+    const rec: ContainerRecord = {
+      version: 1,
+      id,
+      sandboxId: sandbox.id,
+      phase: 'creating',
+      metadata: { name, attempt: config.metadata?.attempt ?? 0 },
+      fullName: `k8s_${name}_${sandbox.metadata.name}_${sandbox.metadata.namespace}_${sandbox.metadata.uid}_${config.metadata?.attempt ?? 0}`,
+      nameKey,
+      runtimeHandler: sandbox.runtimeHandler,
+      image: imageInfo(imageRef, config.image?.user_specified_image ?? '', resolved.image),
+      createdAt: nowNanos(),
+      labels: { ...config.labels },
+      annotations: { ...config.annotations },
+      mounts: config.mounts,
+      logPath,
+      resources: config.linux?.resources ?? null,
+      user: { uid: 0, gid: 0, supplementalGroups: [] },
+      stopSignal: criSignalNumber(criStopSignal) ?? (imageStopSignal ? parseSignal(imageStopSignal) : undefined) ?? SIGTERM,
+      criStopSignal,
+      cgroupsPath: cgroupsPathFor(ctx.cgroupDriver, sandbox.cgroupParent, id),
+      tty: config.tty,
+      stdin: config.stdin,
+      stdinOnce: config.stdin_once,
+      rootfsMounted: false,
+    };
+    try {
+      await fs.mkdir(paths.dir, { mode: 0o700 });
+      await ctx.records.saveContainer(rec);
+      for (const dir of [paths.upper, paths.work, paths.rootfs, paths.persist]) await fs.mkdir(dir, { mode: 0o755 });
+      await mountOverlay(paths.rootfs, resolved.lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
+      rec.rootfsMounted = true;
+
+      const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
+      rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
+      const spec = buildSpec(
+        containerSpecInput({
+          id,
+          config,
+          image: resolved.config,
+          sandbox,
+          sandboxPaths: ctx.paths.sandbox(sandbox.id),
+          rootfs: paths.rootfs,
+          user,
+          mounts,
+          devices,
+          hostDevices: security?.privileged ? await listHostDevices() : [],
+          seccomp,
+          cgroupsPath: rec.cgroupsPath,
+          targetPid,
+        }),
+        ctx.facts,
+      );
+      await ensureHostPaths(mounts);
+      await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
+      if (logPath) await fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
+
+      const logDrivers: LogDriver[] = [];
+      if (logPath) logDrivers.push({ driver: 'k8s-file', path: logPath });
+      if (ctx.journald) logDrivers.push({ driver: 'journald' });
+      if (logDrivers.length === 0) logDrivers.push({ driver: 'k8s-file', path: paths.fallbackLog });
+      const monitor = await createContainerWithMonitor({
+        conmonPath: ctx.config.runtime.conmon,
+        runtime: handler.runc.binaryForConmon,
+        id,
+        name: rec.fullName,
+        bundle: paths.bundle,
+        containerPidFile: paths.pidFile,
+        conmonPidFile: paths.conmonPidFile,
+        exitDir: ctx.paths.exitDir,
+        persistDir: paths.persist,
+        socketDir: ctx.paths.attachDir,
+        logDrivers,
+        ...(ctx.journald ? { logTag: id } : {}),
+        terminal: config.tty,
+        stdin: config.stdin,
+        leaveStdinOpen: config.stdin && !config.stdin_once,
+      });
+      rec.pid = monitor.containerPid;
+      rec.conmonPid = monitor.conmonPid;
+      rec.phase = 'created';
+      await ctx.records.saveContainer(rec);
+      ctx.state.containers.set(id, rec);
+      ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id }, 'container created');
+      return id;
+    } catch (err) {
+      await teardownContainer(ctx, rec).catch((cleanupErr: unknown) =>
+        ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
+      );
+      ctx.state.releaseContainerName(nameKey, id);
+      throw err;
+    }
+  });
+}

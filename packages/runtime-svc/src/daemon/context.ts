@@ -1,0 +1,36 @@
+import type { Logger, SkiffConfig } from '@skiff/common';
+import type { ImageStore } from '@skiff/image-store';
+import type { CniRunner } from '../cni/cni.js';
+import type { NetnsManager } from '../cni/netns.js';
+import type { HostFacts } from '../oci/host-facts.js';
+import type { KeyedMutex } from '../state/keyed-mutex.js';
+import type { RecordStore } from '../state/record-store.js';
+import type { StateIndex } from '../state/state-index.js';
+import type { CgroupDriver } from '../util/cgroups.js';
+import type { NetworkSettings } from './network-settings.js';
+import type { RuntimePaths } from './paths.js';
+import type { RuntimeHandlers } from './runtime-handlers.js';
+
+/** The parts of the image store the runtime reads. */
+export type ImageReader = Pick<ImageStore, 'find' | 'resolveRootfs'>;
+
+/** Everything the CRI operations share; built once by the daemon at start. */
+export interface RuntimeContext {
+  config: SkiffConfig;
+  log: Logger;
+  paths: RuntimePaths;
+  facts: HostFacts;
+  cgroupDriver: CgroupDriver;
+  handlers: RuntimeHandlers;
+  netns: NetnsManager;
+  cni: CniRunner;
+  images: ImageReader;
+  records: RecordStore;
+  state: StateIndex;
+  /** Per sandbox / container id. Take a sandbox's lock before any of its containers'. */
+  locks: KeyedMutex;
+  network: NetworkSettings;
+  /** Whether journald accepts entries: container output goes there as well as to the CRI log. */
+  journald: boolean;
+  runtimeVersion: string;
+}

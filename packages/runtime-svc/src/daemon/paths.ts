@@ -1,0 +1,107 @@
+import { join } from 'node:path';
+
+export interface SandboxPaths {
+  dir: string;
+  record: string;
+  /** The OCI bundle of the sandbox container is the sandbox directory itself. */
+  bundle: string;
+  rootfs: string;
+  spec: string;
+  hostname: string;
+  hosts: string;
+  resolvConf: string;
+  /** tmpfs mount point shared as the pod's /dev/shm. */
+  shm: string;
+  persist: string;
+  pidFile: string;
+  conmonPidFile: string;
+  consoleLog: string;
+}
+
+export interface ContainerPaths {
+  dir: string;
+  record: string;
+  bundle: string;
+  spec: string;
+  rootfs: string;
+  upper: string;
+  work: string;
+  persist: string;
+  pidFile: string;
+  conmonPidFile: string;
+  /** Used only when a container has no CRI log file and no journal to write to. */
+  fallbackLog: string;
+}
+
+/**
+ * Where the runtime keeps things. Persistent (root): records, bundles, container layers, CNI
+ * results. Volatile (run_dir): runc state, network namespaces, conmon exit files and sockets,
+ * short enough for conmon's attach socket path (<run_dir>/attach/<64-hex id>/attach).
+ */
+export class RuntimePaths {
+  readonly stateDir: string;
+  readonly sandboxesDir: string;
+  readonly containersDir: string;
+  readonly runtimeConfigFile: string;
+  readonly cniCacheDir: string;
+  readonly exitDir: string;
+  readonly attachDir: string;
+  readonly netnsDir: string;
+  readonly execDir: string;
+
+  constructor(
+    readonly root: string,
+    readonly runDir: string,
+  ) {
+    this.stateDir = join(root, 'runtime');
+    this.sandboxesDir = join(this.stateDir, 'sandboxes');
+    this.containersDir = join(this.stateDir, 'containers');
+    this.runtimeConfigFile = join(this.stateDir, 'network.json');
+    this.cniCacheDir = join(root, 'cni', 'results');
+    this.exitDir = join(runDir, 'exits');
+    this.attachDir = join(runDir, 'attach');
+    this.netnsDir = join(runDir, 'netns');
+    this.execDir = join(runDir, 'exec');
+  }
+
+  /** runc --root of a runtime handler; the default handler's is <run_dir>/runc. */
+  runcRoot(handler: string): string {
+    return handler === '' ? join(this.runDir, 'runc') : join(this.runDir, 'runtimes', handler);
+  }
+
+  sandbox(id: string): SandboxPaths {
+    const dir = join(this.sandboxesDir, id);
+    return {
+      dir,
+      record: join(dir, 'sandbox.json'),
+      bundle: dir,
+      rootfs: join(dir, 'rootfs'),
+      spec: join(dir, 'config.json'),
+      hostname: join(dir, 'hostname'),
+      hosts: join(dir, 'hosts'),
+      resolvConf: join(dir, 'resolv.conf'),
+      shm: join(dir, 'shm'),
+      persist: join(dir, 'persist'),
+      pidFile: join(dir, 'pidfile'),
+      conmonPidFile: join(dir, 'conmon.pid'),
+      consoleLog: join(dir, 'console.log'),
+    };
+  }
+
+  container(id: string): ContainerPaths {
+    const dir = join(this.containersDir, id);
+    return {
+      dir,
+      record: join(dir, 'container.json'),
+      bundle: dir,
+      spec: join(dir, 'config.json'),
+      rootfs: join(dir, 'rootfs'),
+      upper: join(dir, 'upper'),
+      work: join(dir, 'work'),
+      persist: join(dir, 'persist'),
+      pidFile: join(dir, 'pidfile'),
+      conmonPidFile: join(dir, 'conmon.pid'),
+      fallbackLog: join(dir, 'output.log'),
+    };
+  }
+}

@@ -1,0 +1,73 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { cri } from '@skiff/proto';
+import { removeContainerLocked, stopContainerLocked } from '../container/container-lifecycle.js';
+import { refreshContainer } from '../container/container-state.js';
+import { containerState } from '../container/container-view.js';
+import { createContainer } from '../container/create-container.js';
+import { requireContainer, withContainerLock } from '../container/require-container.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { sandboxIsReady } from '../sandbox/sandbox-state.js';
+import { errorMessage } from '../util/errno.js';
+import { nowNanos } from '../util/time.js';
+
+export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {
+  return { container_id: await createContainer(ctx, request) };
+}
+
+/** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */
+export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output): Promise<cri.StartContainerResponse> {
+  const rec = requireContainer(ctx, 'StartContainer', request.container_id);
+  await withContainerLock(ctx, rec, async () => {
+    await refreshContainer(ctx, rec);
+    if (rec.phase !== 'created') {
+      throw new StatusError(status.FAILED_PRECONDITION, `container ${rec.id} is ${containerState(rec)}; only a created container can be started`);
+    }
+    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+    if (!sandbox || !(await sandboxIsReady(ctx, sandbox))) {
+      throw new StatusError(status.FAILED_PRECONDITION, `the pod sandbox ${rec.sandboxId} of container ${rec.id} is not ready`);
+    }
+    const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
+    try {
+      await runc.start(rec.id);
+    } catch (err) {
+      await runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
+      rec.phase = 'exited';
+      rec.exitCode = 128;
+      rec.finishedAt = nowNanos();
+      rec.reason = 'StartError';
+      rec.message = errorMessage(err);
+      await ctx.records.saveContainer(rec);
+      throw new StatusError(status.INTERNAL, `container ${rec.id} could not be started: ${errorMessage(err)}`);
+    }
+    rec.phase = 'running';
+    rec.startedAt = nowNanos();
+    await ctx.records.saveContainer(rec);
+    ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');
+  });
+  return {};
+}
+
+/** Idempotent: stopping an exited or unknown container succeeds. */
+export async function stopContainerCall(ctx: RuntimeContext, request: cri.StopContainerRequest__Output): Promise<cri.StopContainerResponse> {
+  if (!request.container_id) throw new StatusError(status.INVALID_ARGUMENT, 'StopContainer: container_id is required');
+  const rec = ctx.state.findContainer(request.container_id);
+  if (!rec) return {};
+  await ctx.locks.run(rec.id, async () => {
+    if (ctx.state.containers.get(rec.id) !== rec) return;
+    await stopContainerLocked(ctx, rec, Number(request.timeout));
+  });
+  return {};
+}
+
+/** Idempotent: removing a removed or unknown container succeeds; a running one is killed first. */
+export async function removeContainerCall(ctx: RuntimeContext, request: cri.RemoveContainerRequest__Output): Promise<cri.RemoveContainerResponse> {
+  if (!request.container_id) throw new StatusError(status.INVALID_ARGUMENT, 'RemoveContainer: container_id is required');
+  const rec = ctx.state.findContainer(request.container_id);
+  if (!rec) return {};
+  await ctx.locks.run(rec.id, async () => {
+    if (ctx.state.containers.get(rec.id) !== rec) return;
+    await removeContainerLocked(ctx, rec);
+  });
+  return {};
+}

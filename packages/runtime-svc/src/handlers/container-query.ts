@@ -1,0 +1,60 @@
+import { promises as fs } from 'node:fs';
+import type { cri } from '@skiff/proto';
+import { refreshContainer } from '../container/container-state.js';
+import { containerState, toCriContainer, toCriContainerStatus } from '../container/container-view.js';
+import { requireContainer } from '../container/require-container.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import type { ContainerRecord } from '../state/records.js';
+import { matchesLabels } from '../util/label-selector.js';
+import { compareNanos } from '../util/time.js';
+
+async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<Record<string, string>> {
+  const paths = ctx.paths.container(rec.id);
+  const spec = await fs.readFile(paths.spec, 'utf8').then((t) => JSON.parse(t) as unknown).catch(() => null);
+  return {
+    info: JSON.stringify({
+      sandboxID: rec.sandboxId,
+      pid: rec.phase === 'running' || rec.phase === 'created' ? (rec.pid ?? 0) : 0,
+      conmonPid: rec.conmonPid ?? 0,
+      name: rec.fullName,
+      runtimeHandler: rec.runtimeHandler,
+      bundle: paths.bundle,
+      rootfs: paths.rootfs,
+      cgroupsPath: rec.cgroupsPath,
+      image: rec.image,
+      runtimeSpec: spec,
+    }),
+  };
+}
+
+export async function containerStatus(ctx: RuntimeContext, request: cri.ContainerStatusRequest__Output): Promise<cri.ContainerStatusResponse> {
+  const rec = await refreshContainer(ctx, requireContainer(ctx, 'ContainerStatus', request.container_id));
+  const response: cri.ContainerStatusResponse = { status: toCriContainerStatus(rec) };
+  if (request.verbose) response.info = await verboseInfo(ctx, rec);
+  return response;
+}
+
+export interface ContainerFilterFields {
+  id?: string;
+  pod_sandbox_id?: string;
+  label_selector?: Record<string, string>;
+  state?: cri.ContainerStateValue__Output | null;
+}
+
+/** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */
+export async function filterContainers(ctx: RuntimeContext, filter: ContainerFilterFields | null): Promise<ContainerRecord[]> {
+  const out: ContainerRecord[] = [];
+  for (const rec of ctx.state.containers.values()) {
+    if (filter?.id && !rec.id.startsWith(filter.id)) continue;
+    if (filter?.pod_sandbox_id && !rec.sandboxId.startsWith(filter.pod_sandbox_id)) continue;
+    if (!matchesLabels(rec.labels, filter?.label_selector)) continue;
+    await refreshContainer(ctx, rec);
+    if (filter?.state && filter.state.state !== containerState(rec)) continue;
+    out.push(rec);
+  }
+  return out.sort((a, b) => compareNanos(a.createdAt, b.createdAt));
+}
+
+export async function listContainers(ctx: RuntimeContext, request: cri.ListContainersRequest__Output): Promise<cri.ListContainersResponse> {
+  return { containers: (await filterContainers(ctx, request.filter)).map(toCriContainer) };
+}

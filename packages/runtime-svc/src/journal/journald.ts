@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runCommand } from '../process/run-command.js';
+
+export const JOURNALD_BINARY = '/lib/systemd/systemd-journald';
+/** journald's stream socket; accepting a connection on it proves journald is alive. */
+export const JOURNALD_STDOUT_SOCKET = '/run/systemd/journal/stdout';
+
+function canConnect(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function journaldRunning(): Promise<boolean> {
+  return canConnect(JOURNALD_STDOUT_SOCKET);
+}
+
+/**
+ * Makes sure a journald is listening, for conmon's journald log driver. On hosts where systemd
+ * is not PID 1 nothing starts journald, so we start it ourselves: detached, in its own session,
+ * so it outlives us like the containers whose logs it keeps.
+ */
+export async function ensureJournald(options: { binary?: string; timeoutMs?: number } = {}): Promise<{ started: boolean; pid?: number }> {
+  if (await journaldRunning()) return { started: false };
+  const binary = options.binary ?? JOURNALD_BINARY;
+  const child = spawn(binary, [], { detached: true, stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (err) => reject(new Error(`cannot start ${binary}: ${err.message}`)));
+    child.once('exit', (code, signal) => reject(new Error(`${binary} exited at start (${code ?? signal}); see its output in the kernel log`)));
+  });
+  failed.catch(() => undefined);
+  child.unref();
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  while (Date.now() < deadline) {
+    if (await journaldRunning()) {
+      child.removeAllListeners('exit');
+      return { started: true, pid: child.pid };
+    }
+    await Promise.race([sleep(50), failed]);
+  }
+  throw new Error(`${binary} started but ${JOURNALD_STDOUT_SOCKET} did not accept connections in time`);
+}
+
+export type JournalEntry = Record<string, string | number[] | null>;
+
+/** Journal entries matching every field=value given (journalctl's match syntax), oldest first. */
+export async function readJournal(matches: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<JournalEntry[]> {
+  const args = ['--no-pager', '-o', 'json', ...Object.entries(matches).map(([k, v]) => `${k}=${v}`)];
+  const result = await runCommand('journalctl', args, { timeoutMs: options.timeoutMs ?? 15_000 });
+  if (result.code !== 0 && result.code !== 1) throw new Error(`journalctl failed: ${result.stderr.trim()}`);
+  return result.stdout
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as JournalEntry);
+}
+
+/** A journal MESSAGE as text (journalctl prints non-UTF-8 messages as byte arrays). */
+export function journalMessage(entry: JournalEntry): string {
+  const m = entry['MESSAGE'];
+  if (Array.isArray(m)) return Buffer.from(m).toString('utf8');
+  return m ?? '';
+}

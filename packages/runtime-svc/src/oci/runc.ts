@@ -1,0 +1,288 @@
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand, type CommandResult } from '../process/run-command.js';
+import type { LinuxResources, Process } from './runtime-spec.js';
+
+export const DEFAULT_RUNC_PATH = '/usr/sbin/runc';
+export const DEFAULT_RUNC_ROOT = '/run/skiff/runc';
+
+export interface RuncOptions {
+  binary?: string;
+  /** runc's state directory (--root); Skiff keeps its containers apart from other runc users. */
+  root?: string;
+  /** Default limit for one runc invocation. */
+  timeoutMs?: number;
+  /** Let systemd manage cgroups (runc --systemd-cgroup): for hosts where systemd is PID 1. */
+  systemdCgroup?: boolean;
+}
+
+export type RuncStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped';
+
+/** `runc state` output. */
+export interface RuncState {
+  ociVersion: string;
+  id: string;
+  /** 0 once the container has stopped. */
+  pid: number;
+  status: RuncStatus;
+  bundle: string;
+  rootfs: string;
+  created: string;
+  owner?: string;
+  annotations?: Record<string, string>;
+}
+
+/** The figures Skiff reports from `runc events --stats` (cgroup v1 and v2 alike). */
+export interface RuncStats {
+  cpuUsageNanos: number;
+  memoryUsageBytes: number;
+  /** Usage minus inactive file cache: what the kubelet calls the working set. */
+  memoryWorkingSetBytes: number;
+  /** 0 when unlimited. */
+  memoryLimitBytes: number;
+  pidsCurrent: number;
+  /** The stats object exactly as runc printed it. */
+  raw: Record<string, unknown>;
+}
+
+export class RuncError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    super(`runc ${args.join(' ')} failed (exit ${exitCode ?? 'by signal'}): ${stderr.trim() || 'no error output'}`);
+    this.name = 'RuncError';
+  }
+
+  /** The container id is unknown to runc (never created, or already deleted). */
+  get notFound(): boolean {
+    return /does not exist|not found/i.test(this.stderr);
+  }
+
+  /** The container's init process has already exited. */
+  get notRunning(): boolean {
+    return /not running|process already finished|container not running/i.test(this.stderr);
+  }
+}
+
+interface RunOptions {
+  input?: string;
+  timeoutMs?: number;
+  drainAfterExitMs?: number;
+}
+
+/** Parses runc's --log-format json lines and keeps the error messages. */
+export function errorsFromRuncLog(log: string): string {
+  const messages: string[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const entry = JSON.parse(line) as { level?: string; msg?: string };
+      if ((entry.level === 'error' || entry.level === 'fatal') && entry.msg) messages.push(entry.msg);
+    } catch {
+      messages.push(line);
+    }
+  }
+  return messages.join('; ');
+}
+
+async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await fs.mkdtemp(join(tmpdir(), 'skiff-runc-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A thin, typed layer over the runc command line. Every call has a time limit. */
+export class Runc {
+  readonly binary: string;
+  readonly root: string;
+  readonly systemdCgroup: boolean;
+  private readonly timeoutMs: number;
+
+  constructor(options: RuncOptions = {}) {
+    this.binary = options.binary ?? DEFAULT_RUNC_PATH;
+    this.root = options.root ?? DEFAULT_RUNC_ROOT;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.systemdCgroup = options.systemdCgroup ?? false;
+  }
+
+  /** The global flags every call starts with; conmon is given the same through --runtime-arg. */
+  get globalArgs(): string[] {
+    return this.systemdCgroup ? ['--root', this.root, '--systemd-cgroup'] : ['--root', this.root];
+  }
+
+  /** What conmon needs to run this runtime the same way. */
+  get binaryForConmon(): { path: string; root: string; args: string[] } {
+    return { path: this.binary, root: this.root, args: this.systemdCgroup ? ['--systemd-cgroup'] : [] };
+  }
+
+  private async run(args: string[], options: RunOptions = {}): Promise<CommandResult> {
+    const full = [...this.globalArgs, ...args];
+    const result = await runCommand(this.binary, full, {
+      input: options.input,
+      timeoutMs: options.timeoutMs ?? this.timeoutMs,
+      drainAfterExitMs: options.drainAfterExitMs,
+    });
+    if (result.code !== 0) throw new RuncError(args, result.code, result.stderr);
+    return result;
+  }
+
+  /**
+   * `runc create` run directly (conmon normally does this). The container's stdio is /dev/null;
+   * runc's errors are read from its JSON log because the container would otherwise inherit,
+   * and hold open, any pipe we gave runc for stderr.
+   */
+  async create(id: string, bundle: string, options: { pidFile: string; noPivot?: boolean; timeoutMs?: number }): Promise<void> {
+    await withTempDir(async (dir) => {
+      const log = join(dir, 'runc.log');
+      const args = ['--log', log, '--log-format', 'json', 'create', '--bundle', bundle, '--pid-file', options.pidFile];
+      if (options.noPivot) args.push('--no-pivot');
+      args.push(id);
+      const result = await runCommand(this.binary, [...this.globalArgs, ...args], {
+        timeoutMs: options.timeoutMs ?? this.timeoutMs,
+        drainAfterExitMs: 0,
+      });
+      if (result.code !== 0) {
+        const logText = await fs.readFile(log, 'utf8').catch(() => '');
+        throw new RuncError(args, result.code, errorsFromRuncLog(logText) || result.stderr);
+      }
+    });
+  }
+
+  async start(id: string): Promise<void> {
+    await this.run(['start', id]);
+  }
+
+  async state(id: string): Promise<RuncState> {
+    const { stdout } = await this.run(['state', id], { timeoutMs: 10_000 });
+    return JSON.parse(stdout) as RuncState;
+  }
+
+  /** The state, or undefined when runc does not know the container. */
+  async stateIfExists(id: string): Promise<RuncState | undefined> {
+    try {
+      return await this.state(id);
+    } catch (err) {
+      if (err instanceof RuncError && err.notFound) return undefined;
+      throw err;
+    }
+  }
+
+  async list(): Promise<RuncState[]> {
+    const { stdout } = await this.run(['list', '--format', 'json'], { timeoutMs: 10_000 });
+    const parsed = JSON.parse(stdout || 'null') as RuncState[] | null;
+    return parsed ?? [];
+  }
+
+  /** Sends a signal to the container's init (or, with all, every process in it). */
+  async kill(id: string, signal: NodeJS.Signals | number = 'SIGTERM', options: { all?: boolean } = {}): Promise<void> {
+    const args = ['kill'];
+    if (options.all) args.push('--all');
+    args.push(id, String(signal));
+    await this.run(args, { timeoutMs: 10_000 });
+  }
+
+  /** Removes runc's record and the container's cgroup; succeeds when the container is already gone. */
+  async delete(id: string, options: { force?: boolean } = {}): Promise<void> {
+    try {
+      await this.run(options.force ? ['delete', '--force', id] : ['delete', id]);
+    } catch (err) {
+      if (err instanceof RuncError && err.notFound) return;
+      throw err;
+    }
+  }
+
+  async pause(id: string): Promise<void> {
+    await this.run(['pause', id]);
+  }
+
+  async resume(id: string): Promise<void> {
+    await this.run(['resume', id]);
+  }
+
+  /** Pids (host view) of every process in the container. */
+  async ps(id: string): Promise<number[]> {
+    const { stdout } = await this.run(['ps', '--format', 'json', id], { timeoutMs: 10_000 });
+    return (JSON.parse(stdout || 'null') as number[] | null) ?? [];
+  }
+
+  /**
+   * Runs a process in the container and waits for it, returning its output. runc copies the
+   * process's output through pipes until EOF, so this returns only once every process holding
+   * stdout/stderr (including ones it left running in the background) has closed them: fine for
+   * our own short commands, not for arbitrary user commands (ExecSync goes through conmon).
+   */
+  async exec(id: string, process: Process, options: { timeoutMs?: number } = {}): Promise<CommandResult> {
+    return withTempDir(async (dir) => {
+      const processFile = join(dir, 'process.json');
+      await fs.writeFile(processFile, JSON.stringify({ ...process, terminal: false }), { mode: 0o600 });
+      // A non-zero exit is the process's own; runc's failures show up as its stderr output.
+      return runCommand(this.binary, [...this.globalArgs, 'exec', '--process', processFile, id], {
+        timeoutMs: options.timeoutMs ?? this.timeoutMs,
+      });
+    });
+  }
+
+  /** Starts a process in the container and returns its host pid without waiting for it. */
+  async execDetached(id: string, process: Process, options: { timeoutMs?: number } = {}): Promise<number> {
+    return withTempDir(async (dir) => {
+      const processFile = join(dir, 'process.json');
+      const pidFile = join(dir, 'pid');
+      await fs.writeFile(processFile, JSON.stringify({ ...process, terminal: false }), { mode: 0o600 });
+      const args = ['exec', '--detach', '--pid-file', pidFile, '--process', processFile, id];
+      // The process inherits runc's stdio: /dev/null, so nothing of ours is held open.
+      const result = await runCommand(this.binary, [...this.globalArgs, ...args], {
+        timeoutMs: options.timeoutMs ?? this.timeoutMs,
+        drainAfterExitMs: 0,
+      });
+      if (result.code !== 0) throw new RuncError(args, result.code, result.stderr);
+      const pid = Number.parseInt((await fs.readFile(pidFile, 'utf8')).trim(), 10);
+      if (!Number.isInteger(pid) || pid <= 0) throw new RuncError(args, result.code, `runc wrote no pid to ${pidFile}`);
+      return pid;
+    });
+  }
+
+  /** Changes a running container's cgroup limits (`runc update --resources -`). */
+  async update(id: string, resources: LinuxResources): Promise<void> {
+    await this.run(['update', '--resources', '-', id], { input: JSON.stringify(resources) });
+  }
+
+  async stats(id: string): Promise<RuncStats> {
+    const { stdout } = await this.run(['events', '--stats', id], { timeoutMs: 10_000 });
+    const event = JSON.parse(stdout) as { data?: Record<string, unknown> };
+    return parseRuncStats(event.data ?? {});
+  }
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+}
+
+/** Reads the fields Skiff needs from runc's stats object (the `data` of a stats event). */
+export function parseRuncStats(data: Record<string, unknown>): RuncStats {
+  const cpu = obj(obj(data['cpu'])['usage']);
+  const memory = obj(data['memory']);
+  const usage = obj(memory['usage']);
+  const raw = obj(memory['raw']);
+  const usageBytes = num(usage['usage']);
+  // cgroup v1 names it total_inactive_file, v2 inactive_file.
+  const inactive = num(raw['total_inactive_file'] ?? raw['inactive_file']);
+  return {
+    cpuUsageNanos: num(cpu['total']),
+    memoryUsageBytes: usageBytes,
+    memoryWorkingSetBytes: Math.max(0, usageBytes - inactive),
+    // "No limit" is a near-2^63 value that JSON numbers cannot hold exactly; report it as 0.
+    memoryLimitBytes: num(usage['limit']) > Number.MAX_SAFE_INTEGER ? 0 : num(usage['limit']),
+    pidsCurrent: num(obj(data['pids'])['current']),
+    raw: data,
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The parts of the OCI runtime-spec (config.json, version 1.0.2) that Skiff writes.
+ * Field names follow the specification exactly because the object is serialised as-is.
+ */
+
+export const OCI_VERSION = '1.0.2';
+
+export interface Spec {
+  ociVersion: string;
+  process: Process;
+  root: { path: string; readonly?: boolean };
+  hostname?: string;
+  mounts: Mount[];
+  annotations?: Record<string, string>;
+  linux: Linux;
+}
+
+export interface Process {
+  terminal?: boolean;
+  consoleSize?: { height: number; width: number };
+  user: { uid: number; gid: number; umask?: number; additionalGids?: number[] };
+  args: string[];
+  env: string[];
+  cwd: string;
+  capabilities?: Capabilities;
+  rlimits?: Rlimit[];
+  noNewPrivileges?: boolean;
+  apparmorProfile?: string;
+  oomScoreAdj?: number;
+  selinuxLabel?: string;
+}
+
+export interface Capabilities {
+  bounding: string[];
+  effective: string[];
+  permitted: string[];
+  inheritable?: string[];
+  ambient?: string[];
+}
+
+export interface Rlimit {
+  type: string;
+  hard: number;
+  soft: number;
+}
+
+export interface Mount {
+  destination: string;
+  type?: string;
+  source?: string;
+  options?: string[];
+}
+
+export type NamespaceType = 'pid' | 'network' | 'mount' | 'ipc' | 'uts' | 'user' | 'cgroup';
+
+export interface Namespace {
+  type: NamespaceType;
+  path?: string;
+}
+
+export interface Device {
+  type: 'c' | 'b' | 'u' | 'p';
+  path: string;
+  major?: number;
+  minor?: number;
+  fileMode?: number;
+  uid?: number;
+  gid?: number;
+}
+
+export interface DeviceCgroupRule {
+  allow: boolean;
+  type?: 'a' | 'c' | 'b';
+  major?: number;
+  minor?: number;
+  access?: string;
+}
+
+export interface LinuxResources {
+  devices?: DeviceCgroupRule[];
+  memory?: { limit?: number; reservation?: number; swap?: number; swappiness?: number; disableOOMKiller?: boolean };
+  cpu?: { shares?: number; quota?: number; period?: number; realtimeRuntime?: number; realtimePeriod?: number; cpus?: string; mems?: string };
+  pids?: { limit: number };
+  hugepageLimits?: { pageSize: string; limit: number }[];
+  unified?: Record<string, string>;
+}
+
+export type SeccompAction =
+  | 'SCMP_ACT_KILL'
+  | 'SCMP_ACT_KILL_PROCESS'
+  | 'SCMP_ACT_KILL_THREAD'
+  | 'SCMP_ACT_TRAP'
+  | 'SCMP_ACT_ERRNO'
+  | 'SCMP_ACT_TRACE'
+  | 'SCMP_ACT_ALLOW'
+  | 'SCMP_ACT_LOG';
+
+export interface SeccompArg {
+  index: number;
+  value: number;
+  valueTwo?: number;
+  op: 'SCMP_CMP_NE' | 'SCMP_CMP_LT' | 'SCMP_CMP_LE' | 'SCMP_CMP_EQ' | 'SCMP_CMP_GE' | 'SCMP_CMP_GT' | 'SCMP_CMP_MASKED_EQ';
+}
+
+export interface SeccompSyscall {
+  names: string[];
+  action: SeccompAction;
+  errnoRet?: number;
+  args?: SeccompArg[];
+}
+
+export interface Seccomp {
+  defaultAction: SeccompAction;
+  defaultErrnoRet?: number;
+  architectures?: string[];
+  flags?: string[];
+  syscalls?: SeccompSyscall[];
+}
+
+export interface Linux {
+  namespaces: Namespace[];
+  cgroupsPath?: string;
+  resources?: LinuxResources;
+  devices?: Device[];
+  sysctl?: Record<string, string>;
+  seccomp?: Seccomp;
+  rootfsPropagation?: 'private' | 'rprivate' | 'slave' | 'rslave' | 'shared' | 'rshared';
+  maskedPaths?: string[];
+  readonlyPaths?: string[];
+  mountLabel?: string;
+}

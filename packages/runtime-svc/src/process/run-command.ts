@@ -1,0 +1,105 @@
+import { spawn, type StdioOptions } from 'node:child_process';
+
+export interface RunCommandOptions {
+  /** Bytes written to the child's stdin, which is then closed; without it stdin is /dev/null. */
+  input?: string | Uint8Array;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** The child is killed with SIGKILL after this long and the call rejects with CommandTimeoutError. */
+  timeoutMs?: number;
+  /**
+   * How long to keep reading stdout/stderr after the child has exited. A child that leaves a
+   * background process behind (a daemonised container, an exec'd shell's `cmd &`) keeps the pipes
+   * open forever; we stop reading after this grace period instead of waiting for EOF.
+   */
+  drainAfterExitMs?: number;
+}
+
+export interface CommandResult {
+  /** Exit code, or null when the child was killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export class CommandTimeoutError extends Error {
+  constructor(
+    readonly command: string,
+    readonly timeoutMs: number,
+    readonly stderr: string,
+  ) {
+    super(`${command} did not finish within ${timeoutMs} ms${stderr ? `: ${stderr.trim()}` : ''}`);
+    this.name = 'CommandTimeoutError';
+  }
+}
+
+const DEFAULT_DRAIN_MS = 250;
+
+/**
+ * Runs a program to completion and collects its output. Resolves with a non-zero exit code as a
+ * normal result: callers decide what a failure means for them.
+ */
+export function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
+  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio, env: options.env ?? process.env, cwd: options.cwd });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    let streamsOpen = 2;
+
+    const finish = (): void => {
+      if (settled || !exit) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      const err = Buffer.concat(stderr).toString('utf8');
+      if (timedOut) {
+        reject(new CommandTimeoutError([file, ...args].join(' '), options.timeoutMs ?? 0, err));
+        return;
+      }
+      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err });
+    };
+
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const onStreamClosed = (): void => {
+      streamsOpen -= 1;
+      if (streamsOpen === 0) finish();
+    };
+    child.stdout?.on('close', onStreamClosed);
+    child.stderr?.on('close', onStreamClosed);
+
+    child.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      reject(new Error(`cannot run ${file}: ${err.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      if (streamsOpen === 0) finish();
+      else drainTimer = setTimeout(finish, options.drainAfterExitMs ?? DEFAULT_DRAIN_MS);
+    });
+
+    if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, options.timeoutMs);
+    }
+
+    if (options.input !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined); // the child may exit without reading its input
+      child.stdin.end(options.input);
+    }
+  });
+}

@@ -1,0 +1,62 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { Attachment } from '../cni/cni.js';
+import { loadDefaultNetwork, type CniNetworkConfig } from '../cni/config.js';
+import { LOOPBACK_NETWORK } from '../cni/default-network.js';
+import { podIpsFromResult, type PodIp } from '../cni/result.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import type { SandboxRecord } from '../state/records.js';
+
+/** The network pods join; FailedPrecondition while none is configured (Status reports NetworkReady false then). */
+export async function podNetwork(ctx: RuntimeContext): Promise<CniNetworkConfig> {
+  const found = await loadDefaultNetwork(ctx.config.runtime.cni_conf_dir);
+  if (!found) {
+    throw new StatusError(
+      status.FAILED_PRECONDITION,
+      `no CNI network configuration in ${ctx.config.runtime.cni_conf_dir}; install one (skiff up writes a default bridge network) or use host networking`,
+    );
+  }
+  return found.network;
+}
+
+function podAttachment(ctx: RuntimeContext, rec: SandboxRecord, netns: string): Attachment {
+  const capabilityArgs: NonNullable<Attachment['capabilityArgs']> = {};
+  if (rec.portMappings.length > 0) capabilityArgs.portMappings = rec.portMappings;
+  const ranges = ctx.network.ipRanges();
+  if (ranges) capabilityArgs['ipRanges'] = ranges;
+  return {
+    containerId: rec.id,
+    netns,
+    ifName: 'eth0',
+    args: {
+      IgnoreUnknown: '1',
+      K8S_POD_NAMESPACE: rec.metadata.namespace,
+      K8S_POD_NAME: rec.metadata.name,
+      K8S_POD_INFRA_CONTAINER_ID: rec.id,
+      K8S_POD_UID: rec.metadata.uid,
+    },
+    capabilityArgs,
+  };
+}
+
+/** CNI ADD of loopback and the pod network into the sandbox's namespace; resolves with the pod's addresses. */
+export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<PodIp[]> {
+  if (!rec.network || !rec.netnsPath) throw new Error(`sandbox ${rec.id} has no network to attach`);
+  await ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' });
+  const result = await ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath));
+  return podIpsFromResult(result);
+}
+
+/**
+ * CNI DEL of both attachments, while the namespace still exists (plugins read addresses from it).
+ * Succeeds when they were never added or are already gone, so it can be repeated.
+ */
+export async function detachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  if (!rec.network || !rec.netnsPath) return;
+  // A namespace file with nothing mounted on it (after a reboot) makes plugins fail; an empty
+  // CNI_NETNS tells them to release what they hold outside the namespace (addresses, rules).
+  const netns = (await ctx.netns.exists(rec.id)) ? rec.netnsPath : '';
+  await ctx.cni.del(rec.network, podAttachment(ctx, rec, netns));
+  if (netns) await ctx.cni.del(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' });
+  else await ctx.cni.forget(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' });
+}

@@ -1,0 +1,71 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { ContainerRecord, SandboxRecord } from './records.js';
+
+/** The identity the kubelet gives a sandbox: one sandbox per name, namespace, uid and attempt. */
+export function podNameKey(m: SandboxRecord['metadata']): string {
+  return `${m.name}_${m.namespace}_${m.uid}_${m.attempt}`;
+}
+
+/** One container per name and attempt within a sandbox identity. */
+export function containerNameKey(container: ContainerRecord['metadata'], pod: SandboxRecord['metadata']): string {
+  return `${container.name}_${pod.name}_${pod.namespace}_${pod.uid}_${container.attempt}`;
+}
+
+/**
+ * Which records exist (in memory, rebuilt from disk at start) and which names they hold. Ids may be
+ * given in full or as an unambiguous prefix, as CRI clients such as crictl allow.
+ */
+export class StateIndex {
+  readonly sandboxes = new Map<string, SandboxRecord>();
+  readonly containers = new Map<string, ContainerRecord>();
+  private readonly podNames = new Map<string, string>();
+  private readonly containerNames = new Map<string, string>();
+
+  reservePodName(key: string, id: string): void {
+    const holder = this.podNames.get(key);
+    if (holder !== undefined && holder !== id) {
+      throw new StatusError(status.ALREADY_EXISTS, `pod sandbox name "${key}" is already reserved for sandbox ${holder}; remove that sandbox first`);
+    }
+    this.podNames.set(key, id);
+  }
+
+  releasePodName(key: string, id: string): void {
+    if (this.podNames.get(key) === id) this.podNames.delete(key);
+  }
+
+  reserveContainerName(key: string, id: string): void {
+    const holder = this.containerNames.get(key);
+    if (holder !== undefined && holder !== id) {
+      throw new StatusError(status.ALREADY_EXISTS, `container name "${key}" is already reserved for container ${holder}; remove that container first`);
+    }
+    this.containerNames.set(key, id);
+  }
+
+  releaseContainerName(key: string, id: string): void {
+    if (this.containerNames.get(key) === id) this.containerNames.delete(key);
+  }
+
+  /** The sandbox an id (or unique id prefix) names; undefined when none does. */
+  findSandbox(idOrPrefix: string): SandboxRecord | undefined {
+    return findByPrefix(this.sandboxes, idOrPrefix, 'pod sandbox');
+  }
+
+  findContainer(idOrPrefix: string): ContainerRecord | undefined {
+    return findByPrefix(this.containers, idOrPrefix, 'container');
+  }
+
+  containersOf(sandboxId: string): ContainerRecord[] {
+    return [...this.containers.values()].filter((c) => c.sandboxId === sandboxId);
+  }
+}
+
+function findByPrefix<T>(map: Map<string, T>, idOrPrefix: string, what: string): T | undefined {
+  const exact = map.get(idOrPrefix);
+  if (exact !== undefined || idOrPrefix === '') return exact;
+  const matches = [...map.keys()].filter((id) => id.startsWith(idOrPrefix));
+  if (matches.length > 1) {
+    throw new StatusError(status.INVALID_ARGUMENT, `${what} id prefix "${idOrPrefix}" is ambiguous: it matches ${matches.length} ${what}s; give more digits`);
+  }
+  return matches[0] === undefined ? undefined : map.get(matches[0]);
+}

@@ -1,0 +1,123 @@
+import { promises as fs } from 'node:fs';
+import { dirname } from 'node:path';
+import type { cri } from '@skiff/proto';
+import type { RuntimeContext } from '../daemon/context.js';
+import type { ContainerRecord, SandboxRecord } from '../state/records.js';
+import { cgroupMounts, parseProcCgroup } from '../util/cgroups.js';
+import { DiskUsageCache } from '../util/disk-usage.js';
+import { nowNanos } from '../util/time.js';
+import { readCgroupSample, sumSamples, type CgroupSample } from './cgroup-stats.js';
+import { parseNetDev } from './net-dev.js';
+
+function u64(v: number | undefined): cri.UInt64Value | null {
+  return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
+}
+
+/**
+ * Container and pod statistics read straight from the cgroups of the processes (found through
+ * /proc/<pid>/cgroup, which works with either cgroup driver), the pod's network namespace and the
+ * containers' writable layers. CPU rates are computed against the previous reading.
+ */
+export class StatsCollector {
+  private readonly lastCpu = new Map<string, { at: bigint; cpuNanos: number }>();
+  private readonly disk = new DiskUsageCache();
+  private mounts: Promise<Map<string, string>> | undefined;
+
+  constructor(private readonly ctx: RuntimeContext) {}
+
+  private async cgroupsOf(pid: number | undefined): Promise<Map<string, string> | undefined> {
+    if (pid === undefined) return undefined;
+    const text = await fs.readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : parseProcCgroup(text);
+  }
+
+  private async sampleOf(cgroups: Map<string, string> | undefined): Promise<CgroupSample> {
+    if (!cgroups) return {};
+    this.mounts ??= cgroupMounts();
+    return readCgroupSample(cgroups, await this.mounts);
+  }
+
+  private cpuUsage(key: string, at: string, sample: CgroupSample): cri.CpuUsage {
+    const usage: cri.CpuUsage = { timestamp: at, usage_core_nano_seconds: u64(sample.cpuNanos) };
+    if (sample.cpuNanos === undefined) return usage;
+    const now = BigInt(at);
+    const previous = this.lastCpu.get(key);
+    if (previous && now > previous.at && sample.cpuNanos >= previous.cpuNanos) {
+      usage.usage_nano_cores = u64(((sample.cpuNanos - previous.cpuNanos) * 1e9) / Number(now - previous.at));
+    }
+    this.lastCpu.set(key, { at: now, cpuNanos: sample.cpuNanos });
+    return usage;
+  }
+
+  private memoryUsage(at: string, sample: CgroupSample): cri.MemoryUsage {
+    const available = sample.memoryLimit !== undefined && sample.workingSet !== undefined ? sample.memoryLimit - sample.workingSet : undefined;
+    return {
+      timestamp: at,
+      working_set_bytes: u64(sample.workingSet),
+      available_bytes: u64(available),
+      usage_bytes: u64(sample.memoryUsage),
+      rss_bytes: u64(sample.rss),
+      page_faults: u64(sample.pageFaults),
+      major_page_faults: u64(sample.majorPageFaults),
+    };
+  }
+
+  private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
+    return rec.phase === 'running' || rec.phase === 'created' ? this.sampleOf(await this.cgroupsOf(rec.pid)) : {};
+  }
+
+  async containerStats(rec: ContainerRecord): Promise<cri.ContainerStats> {
+    const at = nowNanos();
+    const sample = await this.sampleContainer(rec);
+    const paths = this.ctx.paths.container(rec.id);
+    const layer = await this.disk.get(paths.upper);
+    return {
+      attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations },
+      cpu: this.cpuUsage(rec.id, at, sample),
+      memory: this.memoryUsage(at, sample),
+      writable_layer: { timestamp: at, fs_id: { mountpoint: this.ctx.paths.containersDir }, used_bytes: u64(layer.bytes), inodes_used: u64(layer.inodes) },
+    };
+  }
+
+  async podStats(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<cri.PodSandboxStats> {
+    const at = nowNanos();
+    const containerStats = await Promise.all(containers.map((c) => this.containerStats(c)));
+    let sample: CgroupSample;
+    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    if (rec.podCgroupGiven && sandboxCgroups) {
+      // The kubelet's pod cgroup is the parent of the sandbox container's own.
+      const podCgroups = new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
+      sample = await this.sampleOf(podCgroups);
+    } else {
+      sample = sumSamples([await this.sampleOf(sandboxCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
+    }
+    const linux: cri.LinuxPodSandboxStats = {
+      cpu: this.cpuUsage(`pod:${rec.id}`, at, sample),
+      memory: this.memoryUsage(at, sample),
+      process: { timestamp: at, process_count: u64(sample.pids) },
+      containers: containerStats,
+    };
+    if (rec.namespaces.network !== 'NODE' && rec.phase === 'ready' && rec.pid !== undefined) {
+      const text = await fs.readFile(`/proc/${rec.pid}/net/dev`, 'utf8').catch(() => undefined);
+      if (text !== undefined) {
+        const counters = parseNetDev(text).map((c) => ({
+          name: c.name,
+          rx_bytes: u64(c.rxBytes),
+          rx_errors: u64(c.rxErrors),
+          tx_bytes: u64(c.txBytes),
+          tx_errors: u64(c.txErrors),
+        }));
+        const primary = counters.find((c) => c.name === 'eth0') ?? counters[0] ?? null;
+        linux.network = { timestamp: at, default_interface: primary, interfaces: counters.filter((c) => c !== primary) };
+      }
+    }
+    return { attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations }, linux };
+  }
+
+  /** Drops what is kept between readings for a removed container or sandbox. */
+  forget(id: string): void {
+    this.lastCpu.delete(id);
+    this.lastCpu.delete(`pod:${id}`);
+    this.disk.forget(this.ctx.paths.container(id).upper);
+  }
+}

@@ -1,0 +1,49 @@
+import { promises as fs } from 'node:fs';
+import { runCommand } from '../process/run-command.js';
+import { mountPoints } from './mountinfo.js';
+
+export class MountError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MountError';
+  }
+}
+
+async function run(args: string[]): Promise<void> {
+  const result = await runCommand(args[0]!, args.slice(1), { timeoutMs: 30_000 });
+  if (result.code !== 0) throw new MountError(`${args.join(' ')} failed: ${result.stderr.trim() || `exit ${result.code}`}`);
+}
+
+/**
+ * Mounts an overlay of `lowerDirs` (top layer first) with a writable upper layer. An image without
+ * layers gets an empty directory as its only lower layer, since overlayfs needs one.
+ */
+export async function mountOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string): Promise<void> {
+  const lowers = lowerDirs.length > 0 ? lowerDirs : [emptyLower];
+  if (lowerDirs.length === 0) await fs.mkdir(emptyLower, { recursive: true });
+  for (const dir of [...lowers, upper, work]) {
+    if (/[,:]/.test(dir)) throw new MountError(`overlay layer path ${dir} contains ',' or ':', which overlayfs options cannot carry`);
+  }
+  const options = `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`;
+  // The kernel takes at most one page of mount options.
+  if (options.length >= 4000) throw new MountError(`the image has too many layers (${lowers.length}) for one overlay mount`);
+  await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
+}
+
+export async function mountTmpfs(target: string, options: string): Promise<void> {
+  await run(['mount', '-t', 'tmpfs', '-o', options, 'shm', target]);
+}
+
+/** Unmounts when mounted; a busy mount is detached lazily so the path is free at once. */
+export async function unmountIfMounted(target: string): Promise<void> {
+  if (!(await mountPoints()).has(target)) return;
+  const result = await runCommand('umount', [target], { timeoutMs: 30_000 });
+  if (result.code === 0) return;
+  await run(['umount', '--lazy', target]);
+}
+
+/** Every mount point at or below `dir`, deepest first (the order to unmount them in). */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  return [...(await mountPoints())].filter((p) => p === dir || p.startsWith(prefix)).sort((a, b) => b.length - a.length);
+}

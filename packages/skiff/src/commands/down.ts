@@ -1,0 +1,22 @@
+import { isProcessAlive, type SkiffConfig } from '@skiff/common';
+import { runningSupervisorPid } from './status.js';
+
+/** Stops the supervisor and with it the services. Containers keep running: they belong to their monitors. */
+export async function downCommand(config: SkiffConfig, timeoutMs = 30_000): Promise<number> {
+  const pid = await runningSupervisorPid(config);
+  if (pid === undefined) {
+    process.stdout.write('skiff is not running\n');
+    return 0;
+  }
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + timeoutMs;
+  while (isProcessAlive(pid)) {
+    if (Date.now() > deadline) {
+      process.stderr.write(`skiff supervisor (pid ${pid}) did not stop within ${timeoutMs / 1000}s\n`);
+      return 1;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stdout.write(`skiff stopped (supervisor pid ${pid})\n`);
+  return 0;
+}

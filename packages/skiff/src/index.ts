@@ -1,0 +1,1 @@
+export { SERVICES, type ServiceSpec } from './services.js';

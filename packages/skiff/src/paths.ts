@@ -1,0 +1,6 @@
+import { join } from 'node:path';
+import type { SkiffConfig } from '@skiff/common';
+
+export function supervisorPidFile(config: SkiffConfig): string {
+  return join(config.run_dir, 'skiff.pid');
+}

@@ -1,0 +1,34 @@
+import { createRequire } from 'node:module';
+import type { SkiffConfig } from '@skiff/common';
+import { createImageClient, callUnary } from '@skiff/proto';
+
+const require = createRequire(import.meta.url);
+
+/** A daemon that `skiff up` runs and watches. Later services add themselves here. */
+export interface ServiceSpec {
+  name: string;
+  /** The JavaScript entry point run with this node binary. */
+  entry: string;
+  /** The socket or address operators and the kubelet use. */
+  endpoint(config: SkiffConfig): string;
+  /** Resolves when the service answers a real call on its endpoint. */
+  probe(config: SkiffConfig, timeoutMs: number): Promise<void>;
+}
+
+async function probeImageService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const client = createImageClient(config.image.socket);
+  try {
+    await callUnary(client, 'ImageFsInfo', {}, { timeoutMs });
+  } finally {
+    client.close();
+  }
+}
+
+export const SERVICES: readonly ServiceSpec[] = [
+  {
+    name: 'image-svc',
+    entry: require.resolve('@skiff/image-svc/dist/main.js'),
+    endpoint: (config) => config.image.socket,
+    probe: probeImageService,
+  },
+];

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what Skiff needs (Debian packages, pnpm, node modules), builds it, installs the `skiff`
+# command and a default configuration, then starts every service with `skiff up --detach`.
+#   --no-start   install and build only
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+PNPM_VERSION=10.34.8
+START=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-start) START=0 ;;
+    *) echo "usage: $0 [--no-start]" >&2; exit 2 ;;
+  esac
+done
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: Skiff runs containers and must be set up as root" >&2
+  exit 1
+fi
+
+missing=()
+while read -r pkg; do
+  [ -z "$pkg" ] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' scripts/debian-packages.txt)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
+  echo "setup: installing pnpm $PNPM_VERSION"
+  npm install -g --silent "pnpm@$PNPM_VERSION" >/dev/null
+fi
+
+echo "setup: installing node modules and building"
+CI=true pnpm install --frozen-lockfile --reporter=silent
+pnpm turbo run build --output-logs=errors-only
+
+install -d -m 0755 /usr/local/bin
+cat > /usr/local/bin/skiff <<WRAPPER
+#!/bin/sh
+exec "$(command -v node)" "$REPO/packages/skiff/dist/main.js" "\$@"
+WRAPPER
+chmod 0755 /usr/local/bin/skiff
+
+if [ ! -e /etc/skiff/skiff.toml ]; then
+  install -d -m 0755 /etc/skiff
+  install -m 0644 config/skiff.toml /etc/skiff/skiff.toml
+  echo "setup: wrote the default configuration to /etc/skiff/skiff.toml"
+fi
+
+if [ "$START" -eq 1 ]; then
+  skiff up --detach
+fi
