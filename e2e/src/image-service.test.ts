@@ -328,9 +328,10 @@ describe('removing', () => {
   test('one tag of a multi-tag image untags it; the id removes it; absent succeeds', async () => {
     const id = await pull(pushed['busybox']!.reference);
     assert.equal(await pull(pushed['busybox-second-tag']!.reference), id);
-    assert.equal((await statusOf(id)).image!.repo_tags.length, 2);
+    const tags = (await statusOf(id)).image!.repo_tags;
+    assert.ok(tags.includes(pushed['busybox']!.reference) && tags.includes(pushed['busybox-second-tag']!.reference), tags.join(' '));
     await remove(pushed['busybox-second-tag']!.reference);
-    assert.deepEqual((await statusOf(id)).image!.repo_tags, [pushed['busybox']!.reference]);
+    assert.deepEqual((await statusOf(id)).image!.repo_tags, tags.filter((t) => t !== pushed['busybox-second-tag']!.reference));
     assert.equal((await statusOf(pushed['busybox-second-tag']!.reference)).image, null);
 
     await pull(pushed['withuser']!.reference);

@@ -2,7 +2,7 @@
  * Runs Skiff the way an operator does — `skiff up` in the foreground — with a configuration of the
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
- *   startSkiff({ registriesConf?, config? }): Promise<SkiffInstance>
+ *   startSkiff({ registriesConf?, config? }): Promise<SkiffInstance>   (config: extra keys of [runtime])
  *   interface SkiffInstance {
  *     dir, root, runDir, configPath, imageSocket, runtimeSocket,
  *     imageClient(): ImageServiceClient        (closed by stop())
@@ -26,7 +26,7 @@ export const SKIFF_ENTRY = join(REPO_ROOT, 'packages/skiff/dist/main.js');
 export interface SkiffOptions {
   /** containers-registries.conf(5) content. */
   registriesConf?: string;
-  /** Extra TOML appended to the generated skiff.toml (tables only). */
+  /** Extra TOML appended to the generated skiff.toml: keys of the [runtime] table, then tables. */
   config?: string;
 }
 
@@ -76,6 +76,8 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
       `log_file = "${join(dir, 'skiff.log')}"`,
       `[image]`,
       `registries_config = "${registriesPath}"`,
+      `[runtime]`,
+      `cni_conf_dir = "${join(dir, 'cni')}"`,
       options.config ?? '',
     ].join('\n'),
   );

@@ -130,6 +130,8 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
       throw new ConfigError(`"${where}.runtime_path" must be an absolute path, got ${JSON.stringify(h.runtime_path)}`);
     }
   }
+  // Plain objects from here on (the TOML parser gives tables without a prototype).
+  runtime.handlers = runtime.handlers.map(({ name, runtime_path }) => ({ name, runtime_path }));
 }
 
 function validate(config: SkiffConfig): void {

@@ -3,4 +3,5 @@ export { StoreError, type StoreErrorKind } from './errors.js';
 export { chainIds } from './chain-id.js';
 export type { Descriptor, Platform, LayerRecord, ImageRecord, OciImageConfig, SnapshotMeta } from './types.js';
 export type { ImageRecordInput } from './image-index.js';
+export type { GcResult } from './garbage-collector.js';
 export { InvalidReferenceError } from '@skiff/reference';

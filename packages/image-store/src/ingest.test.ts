@@ -91,13 +91,16 @@ test('a corrupt compressed stream and a failing download leave nothing behind', 
     await assert.rejects(store.ingestLayer(asBase(corruptLayer), opener(corrupt).open), isStoreError('bad-layer'));
     assertNothingLeft(root, corruptLayer);
 
-    const failing = async (): Promise<Readable> =>
-      new Readable({
+    const failing = async (): Promise<Readable> => {
+      let sent = false;
+      return new Readable({
         read() {
+          if (sent) return void this.destroy(new Error('connection reset by peer'));
+          sent = true;
           this.push(layer.blob.subarray(0, 20));
-          setImmediate(() => this.destroy(new Error('connection reset by peer')));
         },
       });
+    };
     await assert.rejects(store.ingestLayer(asBase(layer), failing), isStoreError('bad-layer', /connection reset by peer/));
     assertNothingLeft(root, layer);
 
@@ -253,5 +256,28 @@ test('aborting an ingest cleans up; a shared ingest continues while any caller s
     await second;
     assert.equal(shared.calls(), 1);
     assert.ok(existsSync(join(root, 'snapshots', layer.diffId.slice(7), 'meta.json')));
+  });
+});
+
+test('gzip and zstd blobs of one layer share a snapshot; each blob is still stored and verified', async () => {
+  await withStore(async (store, root) => {
+    const gz = simpleLayer('same content', 'gzip');
+    const zst = layerFixture(gz.tar, 'zstd');
+    assert.equal(gz.diffId, zst.diffId);
+    const gzSource = opener(gz.blob);
+    const zstSource = opener(zst.blob);
+    await Promise.all([store.ingestLayer(asBase(gz), gzSource.open), store.ingestLayer(asBase(zst), zstSource.open)]);
+    assert.equal(gzSource.calls() + zstSource.calls(), 2, 'each blob downloaded once');
+    assert.deepEqual(readdirSync(join(root, 'snapshots')), [gz.diffId.slice(7)]);
+    for (const layer of [gz, zst]) assert.deepEqual(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))), layer.blob);
+
+    // A blob that decompresses to something else is refused even though the snapshot exists.
+    const other = simpleLayer('different content', 'zstd');
+    await assert.rejects(
+      store.ingestLayer({ ...asBase(gz), desc: other.desc }, opener(other.blob).open),
+      isStoreError('digest-mismatch', /diff ID/),
+    );
+    assert.ok(!existsSync(join(root, 'blobs', 'sha256', other.desc.digest.slice(7))));
+    assert.deepEqual(readdirSync(join(root, 'ingest')), []);
   });
 });

@@ -57,3 +57,9 @@ export {
 
 export { ensureJournald, journaldRunning, readJournal, journalMessage, JOURNALD_BINARY, type JournalEntry } from './journal/journald.js';
 export { runCommand, CommandTimeoutError, type CommandResult, type RunCommandOptions } from './process/run-command.js';
+
+export { openRuntime, packageVersion, type OpenRuntimeOptions } from './daemon/open-runtime.js';
+export type { RuntimeContext, ImageReader } from './daemon/context.js';
+export { RuntimePaths } from './daemon/paths.js';
+export { runtimeServiceHandlers } from './server.js';
+export { recoverState, type RecoveryReport } from './recovery/recover.js';

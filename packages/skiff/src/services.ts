@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { SkiffConfig } from '@skiff/common';
-import { createImageClient, callUnary } from '@skiff/proto';
+import { createImageClient, createRuntimeClient, callUnary } from '@skiff/proto';
 
 const require = createRequire(import.meta.url);
 
@@ -24,11 +24,26 @@ async function probeImageService(config: SkiffConfig, timeoutMs: number): Promis
   }
 }
 
+async function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const client = createRuntimeClient(config.runtime.socket);
+  try {
+    await callUnary(client, 'Version', {}, { timeoutMs });
+  } finally {
+    client.close();
+  }
+}
+
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
     entry: require.resolve('@skiff/image-svc/dist/main.js'),
     endpoint: (config) => config.image.socket,
     probe: probeImageService,
+  },
+  {
+    name: 'runtime-svc',
+    entry: require.resolve('@skiff/runtime-svc/dist/main.js'),
+    endpoint: (config) => config.runtime.socket,
+    probe: probeRuntimeService,
   },
 ];

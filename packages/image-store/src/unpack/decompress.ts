@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { Duplex, type Readable } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 
 export type Compression = 'gzip' | 'zstd' | 'none';
@@ -9,37 +9,6 @@ export function detectCompression(head: Buffer): Compression {
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
   if (head.length >= 4 && head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) return 'zstd';
   return 'none';
-}
-
-/** Reads at least `length` bytes (or everything, if shorter) and returns them with the rest of the stream. */
-export async function peek(source: AsyncIterable<Buffer>, length: number): Promise<{ head: Buffer; stream: AsyncIterable<Buffer> }> {
-  const iterator = source[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
-  let have = 0;
-  let done = false;
-  while (have < length) {
-    const next = await iterator.next();
-    if (next.done) {
-      done = true;
-      break;
-    }
-    chunks.push(next.value);
-    have += next.value.length;
-  }
-  async function* replay(): AsyncGenerator<Buffer, void, undefined> {
-    try {
-      yield* chunks;
-      if (done) return;
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) return;
-        yield next.value;
-      }
-    } finally {
-      if (!done) await iterator.return?.();
-    }
-  }
-  return { head: Buffer.concat(chunks), stream: replay() };
 }
 
 export interface Decompressor {
@@ -65,8 +34,11 @@ function zstdDecompressor(): Decompressor {
     });
   });
   exited.catch(() => undefined);
+  let outputEnded = false;
+  child.stdout.once('end', () => (outputEnded = true));
+  // Torn down before zstd finished (an error elsewhere, or an abort): don't leave it running.
   stream.on('close', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!outputEnded && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   return { stream, finished: () => exited };
 }
@@ -84,5 +56,3 @@ export function createDecompressor(compression: Compression): Decompressor | und
       return zstdDecompressor();
   }
 }
-
-export type ByteStream = Readable | NodeJS.ReadableStream | AsyncIterable<Buffer>;

@@ -30,10 +30,6 @@ export function parentOf(path: string): string {
   return slash === -1 ? '' : path.slice(0, slash);
 }
 
-export function baseName(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
-
 /** Every proper ancestor of a relative path, outermost first ("a/b/c" → ["a", "a/b"]). */
 export function ancestorsOf(path: string): string[] {
   const out: string[] = [];

@@ -1,6 +1,7 @@
 import * as fsSync from 'node:fs';
 import { constants, promises as fs } from 'node:fs';
 import type { Stats } from 'node:fs';
+import { promisify } from 'node:util';
 import { StoreError } from '../errors.js';
 import type { TarEntry } from '../tar/tar-reader.js';
 import { ancestorsOf, entryComponents, isWithin, joinComponents, parentOf } from './entry-path.js';
@@ -14,6 +15,18 @@ const OPAQUE_MARKER = '.wh..wh..opq';
 const AUFS_META_PREFIX = '.wh..wh.';
 
 const CREATE_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const ASYNC_WRITE_THRESHOLD = 1024 * 1024;
+const writeAsync = promisify(fsSync.write);
+
+function writeAllSync(fd: number, chunk: Buffer): void {
+  let offset = 0;
+  while (offset < chunk.length) offset += fsSync.writeSync(fd, chunk, offset, chunk.length - offset);
+}
+
+async function writeAllAsync(fd: number, chunk: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) offset += (await writeAsync(fd, chunk, offset, chunk.length - offset, null)).bytesWritten;
+}
 
 /** One inode's apparent size; hard links share the object so it is counted once. */
 interface Inode {
@@ -221,12 +234,10 @@ export class LayerExtractor {
     // Registered before writing so a failure part-way still lets clear() find it.
     this.states.set(path, { kind: 'file', inode: { size: entry.size } });
     try {
-      for await (const chunk of content) {
-        let offset = 0;
-        while (offset < chunk.length) {
-          offset += fsSync.writeSync(fd, chunk, offset, chunk.length - offset);
-        }
-      }
+      // Big files are written from the thread pool, so copying their data into the page cache
+      // runs on another core while this thread parses and hashes.
+      const write = entry.size >= ASYNC_WRITE_THRESHOLD ? writeAllAsync : writeAllSync;
+      for await (const chunk of content) await write(fd, chunk);
       fsSync.fchownSync(fd, entry.uid, entry.gid);
       // After chown, which clears setuid/setgid.
       fsSync.fchmodSync(fd, entry.mode);

@@ -15,10 +15,10 @@ export interface UnpackLayerRequest {
   source: LayerSource;
   /** Expected blob size; reading stops with 'size-mismatch' as soon as more arrives. */
   expectedSize: number;
-  /** When set, the raw bytes are also written here (created exclusively, fsynced at the end). */
+  /** When set, the raw bytes are also written here (created exclusively; not fsynced). */
   blobFile?: string;
-  /** Empty directory to unpack into. */
-  fsDir: string;
+  /** Empty directory to unpack into; without one the tar stream is only hashed (for its diff ID). */
+  fsDir?: string | undefined;
   lowerDirs: () => Promise<string[]>;
   signal?: AbortSignal;
   /** Used in messages. */
@@ -35,8 +35,8 @@ export interface UnpackLayerResult {
   droppedXattrs: number;
 }
 
-/** How far the download may run ahead of unpacking. */
-const READ_AHEAD_BYTES = 8 * 1024 * 1024;
+/** How far the download may run ahead of unpacking (per layer; several layers download at once). */
+const READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 /** Hashes and counts the raw bytes and copies them to the blob file while passing them on. */
 class BlobTee extends Transform {
@@ -64,14 +64,6 @@ class BlobTee extends Transform {
       return;
     }
     writeAll(this.file, chunk).then(() => callback(), callback);
-  }
-
-  override _flush(callback: TransformCallback): void {
-    if (!this.file) {
-      callback();
-      return;
-    }
-    this.file.sync().then(() => callback(), callback);
   }
 }
 
@@ -140,15 +132,20 @@ async function peekHead(readable: Readable, length: number, signal: AbortSignal 
 export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLayerResult> {
   const { signal } = request;
   const readable = toReadable(request.source);
-  const file = request.blobFile ? await fs.open(request.blobFile, 'wx', 0o644) : undefined;
+  // Until the pipeline below attaches its own listeners, an early stream error must not go
+  // unhandled (that would end the process); the pipeline still reports it.
+  readable.on('error', () => undefined);
+  let file: FileHandle | undefined;
+  let head: Buffer;
   try {
-    let head: Buffer;
-    try {
-      head = await peekHead(readable, 4, signal);
-    } catch (err) {
-      readable.destroy();
-      throw err;
-    }
+    if (request.blobFile) file = await fs.open(request.blobFile, 'wx', 0o644);
+    head = await peekHead(readable, 4, signal);
+  } catch (err) {
+    readable.destroy();
+    await file?.close();
+    throw err;
+  }
+  try {
     const compression = detectCompression(head);
     const decompressor = createDecompressor(compression);
     const tee = new BlobTee(request.expectedSize, request.layerDigest, file);
@@ -157,20 +154,24 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     piped.catch(() => undefined);
 
     const diffHash = createHash('sha256');
-    const extractor = new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs });
+    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs });
     try {
-      await readTar(output, (entry, content) => extractor.apply(entry, content), { onChunk: (chunk) => diffHash.update(chunk) });
+      if (extractor) {
+        await readTar(output, (entry, content) => extractor.apply(entry, content), { onChunk: (chunk) => diffHash.update(chunk) });
+      } else {
+        for await (const chunk of output) diffHash.update(chunk as Buffer);
+      }
       await piped;
       await decompressor?.finished();
     } catch (err) {
       output.destroy();
       readable.destroy();
       await piped.catch(() => undefined);
-      // A stream failure is the root cause of whatever the reader saw afterwards.
+      // Streams torn down by an abort fail with assorted errors; report the abort itself.
       if (signal?.aborted) throw signal.reason;
       throw err;
     }
-    const stats = await extractor.finish();
+    const stats = extractor ? await extractor.finish() : { size: 0, inodes: 0 };
     return {
       blobDigest: `sha256:${tee.hash.digest('hex')}`,
       blobSize: tee.size,
@@ -178,7 +179,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       compression,
       size: stats.size,
       inodes: stats.inodes,
-      droppedXattrs: extractor.droppedXattrs,
+      droppedXattrs: extractor?.droppedXattrs ?? 0,
     };
   } finally {
     await file?.close();

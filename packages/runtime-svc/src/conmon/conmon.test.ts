@@ -13,7 +13,7 @@ import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer } from '../oci/stop-container.js';
 import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
-import { parseCriLog, splitCriLogStreams } from './cri-log.js';
+import { parseCriLog, splitCriLogStreamBytes, splitCriLogStreams } from './cri-log.js';
 import { execSync } from './exec-sync.js';
 import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
 import { parseSyncMessage } from './sync-pipe.js';
@@ -36,6 +36,9 @@ describe('conmon protocol pieces', () => {
     ].join('\n');
     assert.equal(parseCriLog(log).length, 4);
     assert.deepEqual(splitCriLogStreams(log), { stdout: 'hello\n\n', stderr: 'partial\n' });
+    assert.deepEqual(splitCriLogStreamBytes(Buffer.from(log)), { stdout: Buffer.from('hello\n\n'), stderr: Buffer.from('partial\n') });
+    const binary = Buffer.concat([Buffer.from('2024-01-01T00:00:00Z stdout P '), Buffer.from([0xff, 0xfe, 0x20]), Buffer.from('\n2024-01-01T00:00:01Z stdout F x\n')]);
+    assert.deepEqual(splitCriLogStreamBytes(binary).stdout, Buffer.from([0xff, 0xfe, 0x20, 0x78, 0x0a]));
   });
 
   it('builds conmon arguments and refuses what conmon would reject', () => {
@@ -166,7 +169,14 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     const proc = (script: string): Spec['process'] => ({ ...spec.process, args: ['sh', '-c', script] });
 
     const plain = await execSync({ runtime: { root: runc.root }, id, process: proc('echo to-out; echo to-err >&2; exit 3'), timeoutSeconds: 10 });
-    assert.deepEqual(plain, { exitCode: 3, stdout: 'to-out\n', stderr: 'to-err\n', timedOut: false });
+    assert.deepEqual(plain, {
+      exitCode: 3,
+      stdout: 'to-out\n',
+      stderr: 'to-err\n',
+      stdoutBytes: Buffer.from('to-out\n'),
+      stderrBytes: Buffer.from('to-err\n'),
+      timedOut: false,
+    });
 
     let t = Date.now();
     const background = await execSync({ runtime: { root: runc.root }, id, process: proc('sleep 30 & echo started'), timeoutSeconds: 10 });

@@ -33,3 +33,31 @@ export function splitCriLogStreams(content: string): { stdout: string; stderr: s
   for (const r of parseCriLog(content)) out[r.stream] += r.partial ? r.text : `${r.text}\n`;
   return out;
 }
+
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+
+/**
+ * The same reassembly on raw bytes, for output that need not be UTF-8 (conmon copies the bytes
+ * through unchanged; only the record framing is text).
+ */
+export function splitCriLogStreamBytes(content: Buffer): { stdout: Buffer; stderr: Buffer } {
+  const parts: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };
+  let start = 0;
+  while (start < content.length) {
+    let end = content.indexOf(NEWLINE, start);
+    if (end < 0) end = content.length;
+    const line = content.subarray(start, end);
+    start = end + 1;
+    const first = line.indexOf(SPACE);
+    const second = first < 0 ? -1 : line.indexOf(SPACE, first + 1);
+    if (second < 0) continue;
+    const stream = line.subarray(first + 1, second).toString('latin1');
+    if (stream !== 'stdout' && stream !== 'stderr') continue;
+    const third = line.indexOf(SPACE, second + 1);
+    const tag = line.subarray(second + 1, third < 0 ? line.length : third).toString('latin1');
+    parts[stream].push(third < 0 ? Buffer.alloc(0) : line.subarray(third + 1));
+    if (tag !== 'P') parts[stream].push(Buffer.from([NEWLINE]));
+  }
+  return { stdout: Buffer.concat(parts.stdout), stderr: Buffer.concat(parts.stderr) };
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
 import type { Process } from '../oci/runtime-spec.js';
 import { DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
-import { splitCriLogStreams } from './cri-log.js';
+import { splitCriLogStreamBytes } from './cri-log.js';
 import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
 
 /** What conmon reports when it had to kill an exec that ran past its timeout. */
@@ -28,7 +28,16 @@ export interface ExecSyncResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /** The output exactly as the command wrote it (it need not be UTF-8). */
+  stdoutBytes: Buffer;
+  stderrBytes: Buffer;
   timedOut: boolean;
+}
+
+async function readOutput(logFile: string): Promise<{ stdout: string; stderr: string; stdoutBytes: Buffer; stderrBytes: Buffer }> {
+  const raw = await fs.readFile(logFile).catch(() => Buffer.alloc(0));
+  const bytes = splitCriLogStreamBytes(raw);
+  return { stdout: bytes.stdout.toString('utf8'), stderr: bytes.stderr.toString('utf8'), stdoutBytes: bytes.stdout, stderrBytes: bytes.stderr };
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
@@ -71,14 +80,13 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       const stderrText = Buffer.concat(conmon.stderr).toString('utf8').trim();
       if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${code} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
       if (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE) {
-        const partial = splitCriLogStreams(await fs.readFile(logFile, 'utf8').catch(() => ''));
-        return { exitCode: -1, stdout: partial.stdout, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
+        const partial = await readOutput(logFile);
+        return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
       }
       if (sync.value < 0) {
         throw new ConmonError(`exec in ${o.id} failed: ${sync.message?.trim() || stderrText || 'runc reported no error'}`);
       }
-      const output = splitCriLogStreams(await fs.readFile(logFile, 'utf8').catch(() => ''));
-      return { exitCode: sync.value, stdout: output.stdout, stderr: output.stderr, timedOut: false };
+      return { ...(await readOutput(logFile)), exitCode: sync.value, timedOut: false };
     } finally {
       if (conmon.child.exitCode === null && conmon.child.signalCode === null) conmon.child.kill('SIGKILL');
       conmon.syncPipe.destroy();

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from '@skiff/common';
 import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js';
@@ -32,27 +31,32 @@ async function recordedExit(ctx: RuntimeContext, rec: ContainerRecord): Promise<
  * Brings a created or running container's record up to date with what conmon saw: once the exit
  * file is there the container has exited, with that code. A container whose process is gone
  * with no exit file (its conmon was killed too) is taken as exited with an unknown code.
- * Saves the record when it changed; the caller should hold the container's lock or accept that
- * a concurrent refresh writes the same result.
+ * Saves the record when it changed. Safe without the container's lock: the change is decided
+ * and made in one step after the last read, and record writes keep their order.
  */
 export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<ContainerRecord> {
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
   let exit = await recordedExit(ctx, rec);
+  let message: string | undefined;
   if (!exit && rec.pid !== undefined && !isProcessAlive(rec.pid)) {
     // conmon writes the file right after reaping the process; give it a moment.
     await sleep(200);
     exit = await recordedExit(ctx, rec);
     if (!exit) {
-      rec.message = 'the container process is gone and its monitor recorded no exit code';
+      message = 'the container process is gone and its monitor recorded no exit code';
       exit = { code: UNKNOWN_EXIT_CODE, at: nowNanos() };
     }
   }
   if (!exit) return rec;
-  const oom = await wasOomKilled(join(ctx.paths.container(rec.id).persist));
+  const oom = await wasOomKilled(ctx.paths.container(rec.id).persist);
+  // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
+  // have recorded the exit, or a removal begun, while this one was reading.
+  if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
   rec.phase = 'exited';
   rec.exitCode = exit.code;
   rec.finishedAt = exit.at;
   rec.reason = exitReason(exit.code, oom);
+  if (message) rec.message = message;
   await ctx.records.saveContainer(rec);
   return rec;
 }

@@ -13,8 +13,7 @@ import type { Spec } from '../oci/runtime-spec.js';
 /** Output kept per stream; more is dropped. */
 export const EXEC_OUTPUT_LIMIT = 16 * 1024 * 1024;
 
-function capped(text: string): Buffer {
-  const bytes = Buffer.from(text, 'utf8');
+function capped(bytes: Buffer): Buffer {
   return bytes.length > EXEC_OUTPUT_LIMIT ? bytes.subarray(0, EXEC_OUTPUT_LIMIT) : bytes;
 }
 
@@ -51,5 +50,5 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
   if (result.timedOut) {
     throw new StatusError(status.DEADLINE_EXCEEDED, `ExecSync: command ${JSON.stringify(request.cmd)} in container ${rec.id} timed out after ${timeoutSeconds} s`);
   }
-  return { stdout: capped(result.stdout), stderr: capped(result.stderr), exit_code: result.exitCode };
+  return { stdout: capped(result.stdoutBytes), stderr: capped(result.stderrBytes), exit_code: result.exitCode };
 }

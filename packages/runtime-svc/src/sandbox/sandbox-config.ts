@@ -54,6 +54,9 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
   }
   const hostNetwork = namespaces.network === 'NODE';
   const hostname = config.hostname || (hostNetwork ? '' : meta.name.slice(0, 63));
+  if (hostname.length > 64 || /[\s/]/.test(hostname)) {
+    throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: hostname "${hostname}" is not a valid host name (at most 64 characters, no spaces or '/')`);
+  }
   const cgroupParent = linux?.cgroup_parent || defaults.cgroupParent;
   const dns = config.dns_config;
   return {

@@ -107,7 +107,9 @@ async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord): P
     await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: SANDBOX_STOP_GRACE_MS });
   }
   await detachSandboxNetwork(ctx, rec);
-  if (rec.netnsPath) await ctx.netns.remove(rec.id);
+  await ctx.netns.remove(rec.id);
+  // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
+  rec.netnsPath = undefined;
   await unmountIfMounted(ctx.paths.sandbox(rec.id).shm);
 }
 
@@ -118,13 +120,12 @@ export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxReco
       if (ctx.state.containers.get(container.id) === container) await stopContainerLocked(ctx, container, 0);
     });
   }
+  const wasStopped = rec.phase === 'stopped';
   await releaseSandboxRuntime(ctx, rec);
-  if (rec.phase !== 'stopped' || rec.ips.length > 0) {
-    rec.phase = 'stopped';
-    rec.ips = [];
-    await ctx.records.saveSandbox(rec);
-    ctx.log.info({ sandbox: rec.id }, 'pod sandbox stopped');
-  }
+  rec.phase = 'stopped';
+  rec.ips = [];
+  await ctx.records.saveSandbox(rec);
+  if (!wasStopped) ctx.log.info({ sandbox: rec.id }, 'pod sandbox stopped');
 }
 
 /** RemovePodSandbox with the sandbox's lock held: stop, remove every container, then the sandbox. */

@@ -18,18 +18,36 @@ export interface LoadedRecords {
  * crash each holds either the previous or the new content.
  */
 export class RecordStore {
+  /** Per record, the write under way: writes of one record land on disk in the order they were asked for. */
+  private readonly writes = new Map<string, Promise<void>>();
+
   constructor(private readonly paths: RuntimePaths) {}
+
+  /**
+   * Queues a write of the record as it is now. The content is taken at once, so a later change
+   * queued after this one is also written after it, whatever the timing of the disk.
+   */
+  private save(path: string, id: string, record: SandboxRecord | ContainerRecord): Promise<void> {
+    const content = JSON.parse(JSON.stringify(record)) as unknown;
+    const previous = this.writes.get(id) ?? Promise.resolve();
+    const write = previous.catch(() => undefined).then(() => atomicWriteJson(path, content));
+    this.writes.set(id, write);
+    void write.finally(() => {
+      if (this.writes.get(id) === write) this.writes.delete(id);
+    }).catch(() => undefined);
+    return write;
+  }
 
   async init(): Promise<void> {
     for (const dir of [this.paths.sandboxesDir, this.paths.containersDir]) await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   }
 
   async saveSandbox(record: SandboxRecord): Promise<void> {
-    await atomicWriteJson(this.paths.sandbox(record.id).record, record);
+    await this.save(this.paths.sandbox(record.id).record, record.id, record);
   }
 
   async saveContainer(record: ContainerRecord): Promise<void> {
-    await atomicWriteJson(this.paths.container(record.id).record, record);
+    await this.save(this.paths.container(record.id).record, record.id, record);
   }
 
   async loadAll(): Promise<LoadedRecords> {

@@ -3,6 +3,7 @@ import { mkdirSync, openSync, promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import { createLogger, removePidFile, writePidFile, type SkiffConfig } from '@skiff/common';
 import { SERVICES } from '../services.js';
+import { installDefaultNetwork } from '../default-network.js';
 import { Supervisor } from '../supervisor.js';
 import { supervisorPidFile } from '../paths.js';
 import { collectStatus, formatStatus, runningSupervisorPid } from './status.js';
@@ -25,6 +26,7 @@ export async function upForeground(config: SkiffConfig, configPath: string | und
   const log = createLogger('skiff', config.log_level);
   const pidFile = supervisorPidFile(config);
   await writePidFile(pidFile);
+  await installDefaultNetwork(config, log);
   const supervisor = new Supervisor(SERVICES, configPath, config.run_dir, process.stdout, log);
   await supervisor.start();
   log.info({ services: supervisor.pids() }, 'skiff is up');

@@ -1,0 +1,196 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { isProcessAlive, readPidFile } from '@skiff/common';
+import { removeMonitorFiles } from '../conmon/conmon.js';
+import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
+import { isConmonFor, teardownContainer } from '../container/container-teardown.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { teardownSandbox } from '../sandbox/sandbox-lifecycle.js';
+import { FULL_ID } from '../state/ids.js';
+import type { ContainerRecord, SandboxRecord } from '../state/records.js';
+import { podNameKey } from '../state/state-index.js';
+import { CGROUP_ROOT, removeCgroup } from '../util/cgroups.js';
+import { errorMessage } from '../util/errno.js';
+import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
+import { nowNanos } from '../util/time.js';
+
+export interface RecoveryReport {
+  sandboxes: number;
+  containers: number;
+  /** Containers found to have exited while the runtime was down. */
+  exitedWhileDown: number;
+  /** Half-made or half-removed sandboxes and containers torn down. */
+  tornDown: number;
+  /** Things no record accounts for (runc containers, namespaces, CNI attachments, files, cgroups) removed. */
+  orphansRemoved: number;
+  problems: string[];
+}
+
+/**
+ * Rebuilds the in-memory state from the records and brings it in line with the machine:
+ * exits that happened while the runtime was down are learnt from conmon's exit files, and
+ * whatever an operation cut short by a crash left behind (records in "creating" or
+ * "removing", directories without records, runc containers, network namespaces, CNI
+ * attachments, conmon files and cgroups nothing owns) is removed.
+ */
+export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport> {
+  const report: RecoveryReport = { sandboxes: 0, containers: 0, exitedWhileDown: 0, tornDown: 0, orphansRemoved: 0, problems: [] };
+  const attempt = async (what: string, step: () => Promise<void>): Promise<void> => {
+    try {
+      await step();
+    } catch (err) {
+      report.problems.push(`${what}: ${errorMessage(err)}`);
+      ctx.log.warn({ err: errorMessage(err) }, `recovery: ${what} failed`);
+    }
+  };
+  const loaded = await ctx.records.loadAll();
+
+  for (const stray of loaded.strayDirs) {
+    await attempt(`removing ${stray.kind} debris ${stray.dir}`, async () => {
+      await removeStray(ctx, stray.kind, stray.id, stray.dir);
+      report.tornDown++;
+    });
+  }
+
+  const liveSandboxes = new Map<string, SandboxRecord>();
+  for (const rec of loaded.sandboxes) if (rec.phase === 'ready' || rec.phase === 'stopped') liveSandboxes.set(rec.id, rec);
+
+  const liveContainers: ContainerRecord[] = [];
+  for (const rec of loaded.containers) {
+    if (rec.phase === 'creating' || rec.phase === 'removing' || !liveSandboxes.has(rec.sandboxId)) {
+      await attempt(`tearing down container ${rec.id} (${rec.phase})`, async () => {
+        await teardownContainer(ctx, rec);
+        report.tornDown++;
+      });
+    } else {
+      liveContainers.push(rec);
+    }
+  }
+
+  for (const rec of loaded.sandboxes) {
+    if (liveSandboxes.has(rec.id)) continue;
+    await attempt(`tearing down sandbox ${rec.id} (${rec.phase})`, async () => {
+      await teardownSandbox(ctx, rec);
+      report.tornDown++;
+    });
+  }
+
+  for (const rec of liveSandboxes.values()) {
+    await attempt(`checking sandbox ${rec.id}`, () => checkSandbox(ctx, rec));
+    ctx.state.sandboxes.set(rec.id, rec);
+    ctx.state.reservePodName(podNameKey(rec.metadata), rec.id);
+    report.sandboxes++;
+  }
+  for (const rec of liveContainers) {
+    const before = rec.phase;
+    await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
+    if (before !== rec.phase) report.exitedWhileDown++;
+    ctx.state.containers.set(rec.id, rec);
+    ctx.state.reserveContainerName(rec.nameKey, rec.id);
+    report.containers++;
+  }
+
+  await attempt('removing orphaned runtime state', async () => {
+    report.orphansRemoved += await removeOrphans(ctx);
+  });
+  return report;
+}
+
+/** A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready again. */
+async function checkSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  if (rec.phase !== 'ready' || rec.pid === undefined) return;
+  const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
+  if (!state) {
+    rec.pid = undefined;
+    await ctx.records.saveSandbox(rec);
+  }
+}
+
+async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
+  if (rec.phase !== 'created' && rec.phase !== 'running') return;
+  await refreshContainer(ctx, rec);
+  if (rec.phase !== 'created' && rec.phase !== 'running') return;
+  // The pid may belong to another process by now (after a reboot); runc knows whether it is ours.
+  const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
+  if (state && state.status !== 'stopped') return;
+  rec.phase = 'exited';
+  rec.exitCode = UNKNOWN_EXIT_CODE;
+  rec.finishedAt = nowNanos();
+  rec.reason = 'Error';
+  rec.message = 'the container was gone when the runtime started again, with no exit code recorded';
+  await ctx.records.saveContainer(rec);
+}
+
+/** A sandbox or container directory without a readable record: its create never got further than that. */
+async function removeStray(ctx: RuntimeContext, kind: 'sandbox' | 'container', id: string, dir: string): Promise<void> {
+  for (const handler of ctx.handlers.all()) await handler.runc.delete(id, { force: true });
+  const conmonPid = await readPidFile(join(dir, 'conmon.pid'));
+  if (conmonPid !== undefined && isProcessAlive(conmonPid) && (await isConmonFor(conmonPid, id))) process.kill(conmonPid, 'SIGKILL');
+  if (kind === 'sandbox') await removeAttachments(ctx, id);
+  await ctx.netns.remove(id);
+  for (const mount of await mountsUnder(dir)) await unmountIfMounted(mount);
+  await removeMonitorFiles({ id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
+  await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** CNI DEL of every cached attachment of `containerId` (addresses, port rules), with or without its namespace. */
+async function removeAttachments(ctx: RuntimeContext, containerId: string): Promise<number> {
+  let removed = 0;
+  const mounted = await ctx.netns.exists(containerId);
+  for (const { network, attachment } of await ctx.cni.cachedAttachments()) {
+    if (attachment.containerId !== containerId) continue;
+    const netns = mounted ? attachment.netns : '';
+    if (netns || attachment.ifName !== 'lo') await ctx.cni.del(network, { ...attachment, netns });
+    else await ctx.cni.forget(network, attachment);
+    removed++;
+  }
+  return removed;
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  return fs.readdir(dir).catch(() => [] as string[]);
+}
+
+/** Removes runtime objects of ids no live record has. */
+async function removeOrphans(ctx: RuntimeContext): Promise<number> {
+  const known = new Set<string>([...ctx.state.sandboxes.keys(), ...ctx.state.containers.keys()]);
+  let removed = 0;
+  for (const handler of ctx.handlers.all()) {
+    const listed = await handler.runc.list().catch(() => []);
+    for (const c of listed) {
+      if (known.has(c.id)) continue;
+      await handler.runc.delete(c.id, { force: true });
+      removed++;
+    }
+  }
+  const attachmentOwners = new Set((await ctx.cni.cachedAttachments()).map((a) => a.attachment.containerId));
+  for (const owner of attachmentOwners) {
+    if (!known.has(owner)) removed += await removeAttachments(ctx, owner);
+  }
+  for (const entry of await ctx.netns.list()) {
+    if (known.has(entry.name)) continue;
+    await ctx.netns.remove(entry.name);
+    removed++;
+  }
+  for (const dir of [ctx.paths.exitDir, ctx.paths.attachDir]) {
+    for (const name of await listDir(dir)) {
+      if (!FULL_ID.test(name) || known.has(name)) continue;
+      await fs.rm(join(dir, name), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  if (ctx.cgroupDriver === 'cgroupfs') {
+    const parent = ctx.config.runtime.cgroup_parent.replace(/^\/+/, '');
+    const seen = new Set<string>();
+    for (const hierarchy of await listDir(CGROUP_ROOT)) {
+      for (const name of await listDir(join(CGROUP_ROOT, hierarchy, parent))) {
+        if (FULL_ID.test(name) && !known.has(name)) seen.add(name);
+      }
+    }
+    for (const id of seen) {
+      await removeCgroup(`${parent}/${id}`);
+      removed++;
+    }
+  }
+  return removed;
+}

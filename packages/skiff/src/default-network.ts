@@ -1,0 +1,17 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { atomicWriteFile, type Logger, type SkiffConfig } from '@skiff/common';
+import { DEFAULT_BRIDGE_CONFLIST, DEFAULT_CONFLIST_FILE } from '@skiff/runtime-svc';
+
+const CNI_CONFIG_FILE = /\.(conf|conflist|json)$/;
+
+/** Pods need a network: when the CNI config dir holds no configuration, install Skiff's bridge network. */
+export async function installDefaultNetwork(config: SkiffConfig, log: Logger): Promise<void> {
+  const dir = config.runtime.cni_conf_dir;
+  await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+  const existing = (await fs.readdir(dir)).filter((f) => CNI_CONFIG_FILE.test(f));
+  if (existing.length > 0) return;
+  const path = join(dir, DEFAULT_CONFLIST_FILE);
+  await atomicWriteFile(path, DEFAULT_BRIDGE_CONFLIST, 0o644);
+  log.info({ path }, 'installed the default pod network (bridge + host-local + portmap + loopback)');
+}
