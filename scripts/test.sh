@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --no-start
 
 echo "== unit tests"
-pnpm turbo run test --output-logs=new-only --log-order=grouped --concurrency=1
+pnpm turbo run test --filter='./packages/*' --output-logs=new-only --log-order=grouped --concurrency=1
 
 echo "== end-to-end tests"
 cd e2e

@@ -39,10 +39,6 @@ export class SharedOperations {
     return [...this.flights.keys()];
   }
 
-  get size(): number {
-    return this.flights.size;
-  }
-
   /** Aborts everything in flight and waits for it to settle. */
   async abortAll(reason: unknown): Promise<void> {
     const flights = [...this.flights.values()];

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -19,8 +19,16 @@ export function quietLogger(): Logger {
   return createLogger('image-store-test', 'fatal');
 }
 
+const createdTempDirs: string[] = [];
+process.on('exit', () => {
+  for (const dir of createdTempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory, removed when the test process exits. */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `skiff-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `skiff-${prefix}-`));
+  createdTempDirs.push(dir);
+  return dir;
 }
 
 export function sha256(data: Buffer | string): string {

@@ -220,3 +220,32 @@ test('a hard link to a file in a lower layer copies that file up and links to th
     await store.close();
   }
 });
+
+test('a hard link into a lower layer still being unpacked waits for it', async () => {
+  const root = tempDir('store-hardlink-concurrent');
+  const store = await ImageStore.open(root, { logger: quietLogger(), writer: true });
+  try {
+    const lower = layerFixture(buildTar([{ name: 'lib/', type: '5' }, { name: 'lib/libc.so', data: Buffer.alloc(300 * 1024, 9) }]));
+    const upper = layerFixture(buildTar([{ name: 'lib/libc.so.6', type: '1', linkname: 'lib/libc.so' }]));
+    const chains = chainIds([lower.diffId, upper.diffId]);
+    const slowLower = async (): Promise<Readable> =>
+      Readable.from(
+        (async function* () {
+          for (let i = 0; i < lower.blob.length; i += 8 * 1024) {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            yield lower.blob.subarray(i, i + 8 * 1024);
+          }
+        })(),
+        { objectMode: false },
+      );
+    await Promise.all([
+      store.ingestLayer({ desc: lower.desc, diffId: lower.diffId, chainId: chains[0]! }, slowLower),
+      store.ingestLayer({ desc: upper.desc, diffId: upper.diffId, chainId: chains[1]! }, opener(upper.blob).open),
+    ]);
+    const upperFs = join(root, 'snapshots', chains[1]!.slice(7), 'fs');
+    assert.equal(lstatSync(join(upperFs, 'lib/libc.so.6')).ino, lstatSync(join(upperFs, 'lib/libc.so')).ino);
+    assert.equal(readFileSync(join(upperFs, 'lib/libc.so.6')).length, 300 * 1024);
+  } finally {
+    await store.close();
+  }
+});
