@@ -2,7 +2,9 @@
  * Runs Skiff the way an operator does — `skiff up` in the foreground — with a configuration of the
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
- *   startSkiff({ registriesConf?, config? }): Promise<SkiffInstance>   (config: extra keys of [runtime])
+ *   startSkiff({ registriesConf?, config?, dir? }): Promise<SkiffInstance>   (config: extra keys of [runtime])
+ *       dir: the directory of an earlier instance stopped with stop({ keepDir: true }); its
+ *       configuration and state are used again (registriesConf and config are then ignored)
  *   interface SkiffInstance {
  *     dir, root, runDir, configPath, imageSocket, runtimeSocket,
  *     imageClient(): ImageServiceClient        (closed by stop())
@@ -10,7 +12,8 @@
  *     waitForNewPid(name, oldPid): Promise<number>   after a crash, the supervisor's restart
  *     waitUntilImageServiceAnswers(): Promise<void>
  *     output(): string                         everything the supervisor printed
- *     stop(): Promise<void>                    SIGTERM to the supervisor, waits, removes the temp dir
+ *     stop({ keepDir? }?): Promise<void>       SIGTERM to the supervisor, waits, removes the temp dir
+ *                                              (unless keepDir: then it can be started again)
  *   }
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,6 +31,13 @@ export interface SkiffOptions {
   registriesConf?: string;
   /** Extra TOML appended to the generated skiff.toml: keys of the [runtime] table, then tables. */
   config?: string;
+  /** Start again on the directory (configuration and state) of an instance stopped with keepDir. */
+  dir?: string;
+}
+
+export interface SkiffStopOptions {
+  /** Leave the directory in place, for startSkiff({ dir }). */
+  keepDir?: boolean;
 }
 
 export interface SkiffInstance {
@@ -42,7 +52,7 @@ export interface SkiffInstance {
   waitForNewPid(name: string, oldPid: number, timeoutMs?: number): Promise<number>;
   waitUntilImageServiceAnswers(timeoutMs?: number): Promise<void>;
   output(): string;
-  stop(): Promise<void>;
+  stop(options?: SkiffStopOptions): Promise<void>;
 }
 
 async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
@@ -61,26 +71,28 @@ async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<
 }
 
 export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInstance> {
-  const dir = await makeTempDir('skiff-e2e');
+  const dir = options.dir ?? (await makeTempDir('skiff-e2e'));
   const root = join(dir, 'root');
   const runDir = join(dir, 'run');
   const registriesPath = join(dir, 'registries.conf');
   const configPath = join(dir, 'skiff.toml');
-  await writeFile(registriesPath, options.registriesConf ?? '');
-  await writeFile(
-    configPath,
-    [
-      `root = "${root}"`,
-      `run_dir = "${runDir}"`,
-      `log_level = "debug"`,
-      `log_file = "${join(dir, 'skiff.log')}"`,
-      `[image]`,
-      `registries_config = "${registriesPath}"`,
-      `[runtime]`,
-      `cni_conf_dir = "${join(dir, 'cni')}"`,
-      options.config ?? '',
-    ].join('\n'),
-  );
+  if (options.dir === undefined) {
+    await writeFile(registriesPath, options.registriesConf ?? '');
+    await writeFile(
+      configPath,
+      [
+        `root = "${root}"`,
+        `run_dir = "${runDir}"`,
+        `log_level = "debug"`,
+        `log_file = "${join(dir, 'skiff.log')}"`,
+        `[image]`,
+        `registries_config = "${registriesPath}"`,
+        `[runtime]`,
+        `cni_conf_dir = "${join(dir, 'cni')}"`,
+        options.config ?? '',
+      ].join('\n'),
+    );
+  }
   const imageSocket = join(runDir, 'image.sock');
   let output = '';
   const child: ChildProcess = spawn(process.execPath, [SKIFF_ENTRY, 'up', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -127,13 +139,13 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
       }
     },
     output: () => output,
-    async stop() {
+    async stop(stopOptions = {}) {
       for (const c of clients) c.close();
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         await exited;
       }
-      await removeDir(dir);
+      if (!stopOptions.keepDir) await removeDir(dir);
     },
   };
   try {

@@ -4,6 +4,8 @@ import { fsyncDir, type Logger } from '@skiff/common';
 import { blobKey, contentKeys, snapshotKey, type ContentGuard } from './content-guard.js';
 import { TMP_PREFIX, type StoreLayout } from './store-layout.js';
 import type { ImageRecord } from './types.js';
+import type { Lease } from './leases.js';
+import { sha256Hex } from './digests.js';
 
 export interface GcResult {
   blobsRemoved: number;
@@ -11,12 +13,19 @@ export interface GcResult {
 }
 
 /**
- * Deletes blobs and snapshots that no image record references, sparing content a pull in
- * progress has marked. Call with the guard's mutex held.
+ * Deletes blobs and snapshots that no image record references and no lease holds, sparing content
+ * a pull in progress has marked. Call with the guard's mutex held.
  */
-export async function collectGarbage(layout: StoreLayout, guard: ContentGuard, images: readonly ImageRecord[], logger: Logger): Promise<GcResult> {
+export async function collectGarbage(
+  layout: StoreLayout,
+  guard: ContentGuard,
+  images: readonly ImageRecord[],
+  leases: readonly Lease[],
+  logger: Logger,
+): Promise<GcResult> {
   const referenced = new Set<string>();
   for (const image of images) for (const key of contentKeys(image)) referenced.add(key);
+  for (const lease of leases) for (const chainId of lease.chainIds) referenced.add(snapshotKey(sha256Hex(chainId, 'leased chain ID')));
   const now = Date.now();
   let blobsRemoved = 0;
   let snapshotsRemoved = 0;

@@ -290,3 +290,29 @@ test('list() and find() over 500 images stay well under 5 ms (writer and reader)
     await reader.close();
   }
 });
+
+test('a lease keeps an image snapshots alive after the image is removed, until it is released', async () => {
+  const root = tempDir('lease');
+  const store = await openWriter(root);
+  const reader = await openReader(root);
+  try {
+    const image = await addTestImage(store, [simpleLayer('leased base'), simpleLayer('leased top')], { tags: ['leased:1'] });
+    const found = (await reader.find('leased:1'))!;
+    const lowerDirs = await reader.acquireLease('container-1', found);
+    assert.deepEqual(lowerDirs, reader.snapshotDirs(found));
+    assert.deepEqual((await store.listLeases()).map((l) => l.holder), ['container-1']);
+
+    assert.equal(await store.removeImage('leased:1'), 'removed');
+    for (const dir of lowerDirs) assert.ok(existsSync(dir), `${dir} must survive while leased`);
+    await assert.rejects(reader.acquireLease('../escape', found), (e: Error) => e instanceof StoreError && e.kind === 'unsafe-path');
+
+    await reader.releaseLease('container-1');
+    await store.gc();
+    assert.deepEqual(snapshotNames(root), []);
+    await assert.rejects(reader.acquireLease('container-2', image), (e: Error) => e instanceof StoreError && e.kind === 'not-found');
+    assert.deepEqual(await store.listLeases(), [], 'a failed lease is not left behind');
+  } finally {
+    await reader.close();
+    await store.close();
+  }
+});

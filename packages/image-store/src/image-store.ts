@@ -12,6 +12,7 @@ import { StoreLayout, exists } from './store-layout.js';
 import type { Descriptor, ImageRecord, OciImageConfig } from './types.js';
 import { StoreUsage } from './usage.js';
 import { WriterLock } from './writer-lock.js';
+import { LeaseDirectory, type Lease } from './leases.js';
 
 export type { LayerStreamOpener, LayerToIngest } from './layer-ingest.js';
 
@@ -42,6 +43,7 @@ export class ImageStore {
   private readonly configCache = new Map<string, OciImageConfig>();
   private readonly guard: ContentGuard;
   private readonly layers: LayerIngest;
+  private readonly leases: LeaseDirectory;
 
   /** Writer only: the index as last persisted. */
   private index = ImageIndex.empty();
@@ -58,6 +60,7 @@ export class ImageStore {
     this.watcher = new IndexFileWatcher(this.layout.indexPath);
     this.guard = new ContentGuard(options.gcGracePeriodMs ?? DEFAULT_GC_GRACE_MS);
     this.layers = new LayerIngest(this.layout, this.guard, this.logger);
+    this.leases = new LeaseDirectory(this.layout.leasesDir);
   }
 
   /**
@@ -164,6 +167,29 @@ export class ImageStore {
     }
     const config = await this.readConfig(image);
     return { image, config, lowerDirs: this.snapshotDirs(image) };
+  }
+
+  /**
+   * Keeps an image's snapshots alive for `holder` (readers may call this), then checks they are
+   * still there: a collection that ran just before the lease was written would have taken them.
+   * Returns the lower dirs, top layer first.
+   */
+  async acquireLease(holder: string, image: ImageRecord): Promise<string[]> {
+    await this.leases.write({ holder, imageId: image.id, chainIds: image.layers.map((l) => l.chainId) });
+    const present = await Promise.all(image.layers.map((layer) => exists(this.layout.snapshotMetaPath(layer.chainId))));
+    if (present.includes(false)) {
+      await this.leases.remove(holder);
+      throw new StoreError('not-found', `image ${image.id} was removed while it was being prepared for ${holder}; pull it again`);
+    }
+    return this.snapshotDirs(image);
+  }
+
+  async releaseLease(holder: string): Promise<void> {
+    await this.leases.remove(holder);
+  }
+
+  listLeases(): Promise<Lease[]> {
+    return this.leases.list();
   }
 
   /** Bytes and inodes of committed content, from meta.json counters and blob sizes (cached). */
@@ -297,6 +323,6 @@ export class ImageStore {
   /** Deletes blobs and snapshots no image references (sparing those a pull in progress uses). */
   async gc(): Promise<GcResult> {
     this.requireWriter('gc');
-    return this.guard.mutex.run(() => collectGarbage(this.layout, this.guard, this.index.images, this.logger));
+    return this.guard.mutex.run(async () => collectGarbage(this.layout, this.guard, this.index.images, await this.leases.list(), this.logger));
   }
 }

@@ -5,3 +5,4 @@ export type { Descriptor, Platform, LayerRecord, ImageRecord, OciImageConfig, Sn
 export type { ImageRecordInput } from './image-index.js';
 export type { GcResult } from './garbage-collector.js';
 export { InvalidReferenceError } from '@skiff/reference';
+export type { Lease } from './leases.js';

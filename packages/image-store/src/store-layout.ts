@@ -15,6 +15,7 @@ export class StoreLayout {
   readonly snapshotsDir: string;
   readonly indexPath: string;
   readonly lockPath: string;
+  readonly leasesDir: string;
 
   constructor(readonly root: string) {
     this.blobsDir = join(root, 'blobs', 'sha256');
@@ -22,6 +23,7 @@ export class StoreLayout {
     this.snapshotsDir = join(root, 'snapshots');
     this.indexPath = join(root, 'images.json');
     this.lockPath = join(root, 'writer.lock');
+    this.leasesDir = join(root, 'leases');
   }
 
   blobPath(digest: string): string {

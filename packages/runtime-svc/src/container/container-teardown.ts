@@ -8,7 +8,8 @@ import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
 
 /**
  * Removes everything a container may have: runc's container (killed first), a monitor still
- * alive, conmon's files, its rootfs mount, its cgroup and its directory. Every step tolerates
+ * alive, conmon's files, its rootfs mount, its cgroup, its directory and its lease on the image's
+ * layers. Every step tolerates
  * the thing being gone already, so it serves a failed create, RemoveContainer and start-up
  * recovery alike.
  */
@@ -22,6 +23,7 @@ export async function teardownContainer(ctx: RuntimeContext, rec: Pick<Container
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);
   await fs.rm(paths.dir, { recursive: true, force: true });
+  await ctx.images.releaseLease(rec.id);
 }
 
 /** Guards against a recycled pid: the process must be a conmon naming this container. */

@@ -151,7 +151,9 @@ export async function createContainer(ctx: RuntimeContext, request: cri.CreateCo
       await fs.mkdir(paths.dir, { mode: 0o700 });
       await ctx.records.saveContainer(rec);
       for (const dir of [paths.upper, paths.work, paths.rootfs, paths.persist]) await fs.mkdir(dir, { mode: 0o755 });
-      await mountOverlay(paths.rootfs, resolved.lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
+      // The lease keeps the image's layers on disk for as long as this container exists.
+      const lowerDirs = await ctx.images.acquireLease(id, resolved.image);
+      await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
       rec.rootfsMounted = true;
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);

@@ -172,6 +172,11 @@ async function removeOrphans(ctx: RuntimeContext): Promise<number> {
     await ctx.netns.remove(entry.name);
     removed++;
   }
+  for (const lease of await ctx.images.listLeases()) {
+    if (!FULL_ID.test(lease.holder) || known.has(lease.holder)) continue;
+    await ctx.images.releaseLease(lease.holder);
+    removed++;
+  }
   for (const dir of [ctx.paths.exitDir, ctx.paths.attachDir]) {
     for (const name of await listDir(dir)) {
       if (!FULL_ID.test(name) || known.has(name)) continue;
