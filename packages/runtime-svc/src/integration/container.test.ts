@@ -151,8 +151,11 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
     assert.match(await fs.readFile(join(logs, 'main/0.log'), 'utf8'), /stdout F stopping/, 'new output goes to the reopened file');
     await rejectsWith(callUnary(d.client, 'ExecSync', { container_id: id, cmd: ['true'], timeout: 5 }), status.FAILED_PRECONDITION, /CONTAINER_EXITED/);
 
+    const lease = join(d.root, 'images', 'leases', `${id}.json`);
+    assert.deepEqual(JSON.parse(await fs.readFile(lease, 'utf8')).chainIds, image.layers.map((l) => l.chainId), 'the container holds a lease on its layers');
     await callUnary(d.client, 'RemoveContainer', { container_id: id });
     await callUnary(d.client, 'RemoveContainer', { container_id: id });
+    assert.equal(await exists(lease), false, 'removal releases the lease');
     assert.equal((await mountPoints()).has(rootfs), false);
     assert.equal(await exists(join(d.root, 'runtime', 'containers', id)), false);
     await rejectsWith(callUnary(d.client, 'ContainerStatus', { container_id: id }), status.NOT_FOUND);

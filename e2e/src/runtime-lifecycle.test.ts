@@ -1,0 +1,265 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { callUnary, type cri } from '@skiff/proto';
+import { rejectsWithCode } from './lib/grpc-assert.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import type { RuntimeInventory } from './lib/runtime-inventory.js';
+
+let h: RuntimeHarness;
+
+before(async () => {
+  h = await startRuntimeHarness({ images: ['busybox'] });
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+async function listPods(filter: cri.PodSandboxFilter = {}): Promise<cri.PodSandbox__Output[]> {
+  return (await callUnary(h.runtime, 'ListPodSandbox', { filter }, { timeoutMs: 10_000 })).items;
+}
+
+async function listContainers(filter: cri.ContainerFilter = {}): Promise<cri.Container__Output[]> {
+  return (await callUnary(h.runtime, 'ListContainers', { filter }, { timeoutMs: 10_000 })).containers;
+}
+
+async function removePod(pod: Pod): Promise<void> {
+  await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+}
+
+function emptyInventory(): RuntimeInventory {
+  return { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
+}
+
+describe('runtime service through skiff up', () => {
+  test('Version and Status: a ready runtime on the default pod network skiff up installed', async () => {
+    const version = await callUnary(h.runtime, 'Version', {});
+    assert.equal(version.runtime_name, 'skiff');
+    assert.equal(version.runtime_api_version, 'v1');
+    assert.match(version.runtime_version, /^\d+\.\d+\.\d+/);
+
+    const { status: runtimeStatus, info, runtime_handlers } = await callUnary(h.runtime, 'Status', { verbose: true });
+    const conditions = Object.fromEntries((runtimeStatus?.conditions ?? []).map((c) => [c.type, c.status]));
+    assert.deepEqual(conditions, { RuntimeReady: true, NetworkReady: true });
+    assert.ok(runtime_handlers.some((r) => r.name === ''));
+    const config = JSON.parse(info['config'] ?? '{}') as { cniConfigFile: string; runtime: { cgroup_parent: string } };
+    assert.equal(config.cniConfigFile, join(h.skiff.dir, 'cni', '10-skiff.conflist'));
+    assert.equal(config.runtime.cgroup_parent, h.cgroupParent);
+    assert.equal(h.network.name, 'skiff');
+  });
+
+  test('a pod and its container from RunPodSandbox to RemovePodSandbox', async () => {
+    const pod = await h.runPod({ labels: { suite: 'runtime-e2e', case: 'lifecycle' } });
+    assert.match(pod.id, /^[0-9a-f]{64}$/);
+    assert.deepEqual((await listPods({ id: pod.id })).map((p) => [p.id, p.state]), [[pod.id, 'SANDBOX_READY']]);
+    assert.deepEqual((await listPods({ label_selector: { case: 'lifecycle' } })).map((p) => p.id), [pod.id]);
+    assert.deepEqual(await listPods({ label_selector: { case: 'lifecycle' }, state: { state: 'SANDBOX_NOTREADY' } }), []);
+    const ip = await h.podIp(pod);
+    assert.match(ip, /^10\.88\.\d+\.\d+$/);
+
+    const id = await h.createContainer(pod, 'main', {
+      command: ['sh', '-c', 'trap "echo stopping; exit 3" TERM; echo "started as $(id -u) on $HOSTNAME"; while true; do sleep 0.2; done'],
+      labels: { role: 'main' },
+    });
+    assert.equal((await h.containerStatus(id)).state, 'CONTAINER_CREATED');
+    assert.deepEqual((await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_CREATED' } })).map((c) => c.id), [id]);
+    assert.deepEqual(await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_RUNNING' } }), []);
+
+    await callUnary(h.runtime, 'StartContainer', { container_id: id });
+    const running = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true });
+    assert.equal(running.status?.state, 'CONTAINER_RUNNING');
+    assert.equal(running.status?.image?.image, h.imageRef('busybox'));
+    assert.ok(BigInt(running.status!.started_at) >= BigInt(running.status!.created_at));
+    const info = JSON.parse(running.info['info'] ?? '{}') as { pid: number; sandboxID: string };
+    assert.equal(info.sandboxID, pod.id);
+    assert.ok(info.pid > 0, 'the verbose info carries the container pid');
+    // The pid is a real process on the host, in a cgroup under the configured parent.
+    const cgroups = readFileSync(`/proc/${info.pid}/cgroup`, 'utf8');
+    assert.match(cgroups, new RegExp(`:memory:${h.cgroupParent}/${id}\\n`));
+
+    const listed = await listContainers({ id: id.slice(0, 12) });
+    assert.deepEqual(listed.map((c) => [c.id, c.pod_sandbox_id, c.state, c.labels['role']]), [[id, pod.id, 'CONTAINER_RUNNING', 'main']]);
+    assert.deepEqual((await listContainers({ label_selector: { role: 'main' } })).map((c) => c.id), [id]);
+
+    const hostname = await h.exec(id, ['hostname']);
+    assert.deepEqual(hostname, { code: 0, stdout: `${pod.config.hostname}\n`, stderr: '' });
+    const failing = await h.exec(id, ['sh', '-c', 'echo out; echo err >&2; exit 4']);
+    assert.deepEqual(failing, { code: 4, stdout: 'out\n', stderr: 'err\n' });
+    const address = await h.exec(id, ['ip', '-o', '-4', 'addr', 'show', 'eth0']);
+    assert.match(address.stdout, new RegExp(` ${ip.replace(/\./g, '\\.')}/16 `));
+
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 10 });
+    const stopped = await h.containerStatus(id);
+    assert.deepEqual([stopped.state, stopped.exit_code, stopped.reason], ['CONTAINER_EXITED', 3, 'Error']);
+    assert.ok(BigInt(stopped.finished_at) >= BigInt(stopped.started_at));
+    const log = readFileSync(stopped.log_path, 'utf8');
+    assert.match(log, new RegExp(`stdout F started as 0 on ${pod.config.hostname}\\n`));
+    assert.match(log, /stdout F stopping\n/);
+    assert.deepEqual((await listContainers({ state: { state: 'CONTAINER_EXITED' } })).map((c) => c.id), [id]);
+
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+    await rejectsWithCode(callUnary(h.runtime, 'ContainerStatus', { container_id: id }), status.NOT_FOUND);
+    assert.deepEqual(await listContainers({ pod_sandbox_id: pod.id }), []);
+
+    await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id });
+    assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_NOTREADY');
+    assert.deepEqual((await listPods({ state: { state: 'SANDBOX_NOTREADY' } })).map((p) => p.id), [pod.id]);
+    assert.deepEqual(await listPods({ state: { state: 'SANDBOX_READY' } }), []);
+    const afterStop = await h.inventory();
+    assert.deepEqual(afterStop.netns, [], 'the network namespace goes with StopPodSandbox');
+    assert.deepEqual(afterStop.ipOwners, {}, 'and so does the address');
+
+    await removePod(pod);
+    await rejectsWithCode(callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: pod.id }), status.NOT_FOUND);
+    assert.deepEqual(await listPods({ id: pod.id }), []);
+    assert.deepEqual(await h.inventory(), emptyInventory(), 'nothing of the pod is left on the machine');
+  });
+
+  describe('exit codes and reasons', () => {
+    let pod: Pod;
+    before(async () => {
+      pod = await h.runPod();
+    });
+    after(async () => {
+      await removePod(pod);
+    });
+
+    test('0 is Completed, 1 is Error, SIGKILL is 137, a memory hog is OOMKilled', async () => {
+      const ok = await h.runContainer(pod, 'exit-0', { command: ['true'] });
+      const failed = await h.runContainer(pod, 'exit-1', { command: ['sh', '-c', 'exit 1'] });
+      const killed = await h.runContainer(pod, 'killed', { command: ['sleep', '3600'] });
+      const hog = await h.runContainer(pod, 'hog', {
+        command: ['sh', '-c', 'head -c 200m /dev/zero | tail'],
+        linux: { resources: { memory_limit_in_bytes: 32 * 1024 * 1024 } },
+      });
+      const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: killed, verbose: true });
+      process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGKILL');
+
+      const outcome = async (id: string): Promise<[number, string]> => {
+        const s = await h.waitForExit(id);
+        return [s.exit_code, s.reason];
+      };
+      assert.deepEqual(await outcome(ok), [0, 'Completed']);
+      assert.deepEqual(await outcome(failed), [1, 'Error']);
+      assert.deepEqual(await outcome(killed), [137, 'Error']);
+      assert.deepEqual(await outcome(hog), [137, 'OOMKilled']);
+      const exited = (await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_EXITED' } })).map((c) => c.id);
+      assert.deepEqual(exited.sort(), [ok, failed, killed, hog].sort());
+    });
+  });
+
+  describe('ExecSync timeouts', () => {
+    let pod: Pod;
+    let id: string;
+    before(async () => {
+      pod = await h.runPod();
+      id = await h.runContainer(pod, 'exec');
+    });
+    after(async () => {
+      await removePod(pod);
+    });
+
+    test('a background process holding stdout does not hold the call', async () => {
+      const started = Date.now();
+      const result = await h.exec(id, ['sh', '-c', 'sleep 60 & echo hi'], 30);
+      assert.deepEqual(result, { code: 0, stdout: 'hi\n', stderr: '' });
+      assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    });
+
+    test('a command past its timeout gives DeadlineExceeded on time', async () => {
+      const started = Date.now();
+      await rejectsWithCode(
+        callUnary(h.runtime, 'ExecSync', { container_id: id, cmd: ['sleep', '10'], timeout: 1 }, { timeoutMs: 30_000 }),
+        status.DEADLINE_EXCEEDED,
+        /timed out after 1 s/,
+      );
+      const took = Date.now() - started;
+      assert.ok(took >= 900 && took < 5000, `took ${took} ms`);
+      // The container is unharmed and the timed-out command is gone.
+      const ps = await h.exec(id, ['ps', '-o', 'args']);
+      assert.doesNotMatch(ps.stdout, /sleep 10/);
+    });
+  });
+
+  describe('names', () => {
+    test('the same sandbox metadata twice: AlreadyExists naming the holder, free again after removal', async () => {
+      const pod = await h.runPod();
+      const again = { config: { ...pod.config, log_directory: join(h.logDir, 'again') } };
+      await rejectsWithCode(callUnary(h.runtime, 'RunPodSandbox', again), status.ALREADY_EXISTS, new RegExp(pod.id));
+      assert.deepEqual((await h.inventory()).sandboxDirs, [pod.id]);
+      await removePod(pod);
+      const second = await callUnary(h.runtime, 'RunPodSandbox', again, { timeoutMs: 60_000 });
+      await removePod({ id: second.pod_sandbox_id, config: again.config });
+    });
+
+    test('the same container name twice in a pod: AlreadyExists naming the holder', async () => {
+      const pod = await h.runPod();
+      try {
+        const first = await h.createContainer(pod, 'twin');
+        await rejectsWithCode(h.createContainer(pod, 'twin'), status.ALREADY_EXISTS, new RegExp(first));
+        // Another attempt number is another name.
+        const retry = await h.createContainer(pod, 'twin', { metadata: { name: 'twin', attempt: 1 } });
+        assert.notEqual(retry, first);
+        assert.deepEqual((await h.inventory()).containerDirs.sort(), [first, retry].sort());
+        await callUnary(h.runtime, 'RemoveContainer', { container_id: first });
+        const third = await h.createContainer(pod, 'twin');
+        assert.notEqual(third, first);
+      } finally {
+        await removePod(pod);
+      }
+    });
+  });
+
+  describe('bad configurations fail with a status and leave nothing behind', () => {
+    let pod: Pod;
+    let before_: RuntimeInventory;
+    before(async () => {
+      pod = await h.runPod();
+    });
+    after(async () => {
+      await removePod(pod);
+    });
+
+    async function expectNoChange(attempt: () => Promise<unknown>, code: status, message: RegExp): Promise<void> {
+      before_ = await h.inventory();
+      await rejectsWithCode(attempt(), code, message);
+      assert.deepEqual(await h.inventory(), before_);
+    }
+
+    test('unknown image', async () => {
+      await expectNoChange(() => h.createContainer(pod, 'no-image', { image: { image: `${h.registry.host}/skiff/absent:1` } }), status.NOT_FOUND, /absent/);
+    });
+
+    test('host-path mount: a missing source is made, an unusable one refused', async () => {
+      const missing = join(h.skiff.dir, 'host-data', 'made-on-demand');
+      const id = await h.runContainer(pod, 'hostpath', { mounts: [{ container_path: '/data', host_path: missing }] });
+      assert.ok(existsSync(missing), 'a missing hostPath directory is created, as the kubelet expects');
+      assert.equal((await h.exec(id, ['sh', '-c', 'echo hi > /data/f && cat /data/f'])).stdout, 'hi\n');
+      assert.equal(readFileSync(join(missing, 'f'), 'utf8'), 'hi\n');
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+
+      const file = join(h.skiff.dir, 'host-data', 'a-file');
+      await mkdir(join(h.skiff.dir, 'host-data'), { recursive: true });
+      await writeFile(file, 'not a directory\n');
+      await expectNoChange(
+        () => h.createContainer(pod, 'bad-hostpath', { mounts: [{ container_path: '/data', host_path: join(file, 'below') }] }),
+        status.INVALID_ARGUMENT,
+        /a-file\/below/,
+      );
+    });
+
+    test('unknown runtime handler', async () => {
+      await expectNoChange(() => h.runPod({}, 'no-such-handler'), status.NOT_FOUND, /"no-such-handler"/);
+    });
+
+    test('a log path escaping the log directory', async () => {
+      await expectNoChange(() => h.createContainer(pod, 'escape', { log_path: '../../escape.log' }), status.INVALID_ARGUMENT, /leaves/);
+      assert.equal(existsSync(join(h.logDir, '..', 'escape.log')), false);
+      assert.equal(existsSync(join(pod.config.log_directory!, '..', '..', 'escape.log')), false);
+    });
+  });
+});
