@@ -8,6 +8,7 @@ import type { Mount } from '../oci/runtime-spec.js';
 import type { BindMountInput, MountPropagation } from '../oci/spec-builder.js';
 import type { SandboxRecord } from '../state/records.js';
 import { shmMount } from '../sandbox/sandbox-container.js';
+import { errorMessage } from '../util/errno.js';
 
 const PROPAGATION: Record<string, MountPropagation> = {
   PROPAGATION_PRIVATE: 'private',
@@ -37,14 +38,23 @@ export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInp
   });
 }
 
-/** A missing host directory is created, as kubelet users expect of hostPath volumes without a type. */
+function unusableHostPath(m: BindMountInput, err: unknown): StatusError {
+  return new StatusError(status.INVALID_ARGUMENT, `mount ${m.containerPath}: host_path ${m.hostPath} cannot be used: ${errorMessage(err)}`);
+}
+
+/**
+ * A missing host directory is created, as kubelet users expect of hostPath volumes without a type.
+ * A path that can be neither found nor made (a file in the way, say) is the request's fault.
+ */
 export async function ensureHostPaths(mounts: readonly BindMountInput[]): Promise<void> {
   for (const m of mounts) {
     try {
       await fs.stat(m.hostPath);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await fs.mkdir(m.hostPath, { recursive: true, mode: 0o755 });
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unusableHostPath(m, err);
+      await fs.mkdir(m.hostPath, { recursive: true, mode: 0o755 }).catch((mkdirErr: unknown) => {
+        throw unusableHostPath(m, mkdirErr);
+      });
     }
   }
 }

@@ -1,0 +1,111 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { callUnary } from '@skiff/proto';
+import { getFreePort } from './lib/free-port.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+let h: RuntimeHarness;
+
+before(async () => {
+  h = await startRuntimeHarness({ images: ['busybox'] });
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+/** busybox httpd in the foreground, serving one page that names the pod. */
+function httpdCommand(port: number, page: string): string[] {
+  return ['sh', '-c', `mkdir -p /www && echo ${page} > /www/index.html && exec httpd -f -p ${port} -h /www`];
+}
+
+async function removePod(pod: Pod | undefined): Promise<void> {
+  if (pod) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+}
+
+/** Retries while the server in a just-started container is not listening yet. */
+async function fetchText(url: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      return await response.text();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+function interfaceNames(procNetDev: string): string[] {
+  return procNetDev
+    .split('\n')
+    .slice(2)
+    .map((line) => line.split(':')[0]!.trim())
+    .filter(Boolean)
+    .sort();
+}
+
+describe('pod networking through skiff up', () => {
+  test('two pods on the bridge reach each other by IP', async () => {
+    let server: Pod | undefined;
+    let client: Pod | undefined;
+    try {
+      server = await h.runPod();
+      client = await h.runPod();
+      const serverIp = await h.podIp(server);
+      const clientIp = await h.podIp(client);
+      assert.notEqual(serverIp, clientIp);
+      await h.runContainer(server, 'web', { command: httpdCommand(8080, 'served-by-pod-a') });
+      const probe = await h.runContainer(client, 'probe');
+
+      const ping = await h.exec(probe, ['ping', '-c', '1', '-W', '2', serverIp]);
+      assert.equal(ping.code, 0, ping.stdout + ping.stderr);
+      // busybox's static wget crashes without NSS modules in the image; nc speaks HTTP well enough.
+      const get = ['sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${serverIp} 8080`];
+      let response = '';
+      for (let i = 0; i < 50 && !response.includes('200 OK'); i++) {
+        response = (await h.exec(probe, get)).stdout;
+        if (!response.includes('200 OK')) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.match(response, /^HTTP\/1\.[01] 200 OK\r\n[^]*\r\n\r\nserved-by-pod-a\n$/);
+    } finally {
+      await removePod(client);
+      await removePod(server);
+    }
+    assert.deepEqual((await h.inventory()).ipOwners, {}, 'both addresses are released');
+  });
+
+  test('a hostPort reaches the pod from the host on 127.0.0.1, and goes with the pod', async () => {
+    const hostPort = await getFreePort();
+    let pod: Pod | undefined = await h.runPod({ port_mappings: [{ protocol: 'TCP', container_port: 8080, host_port: hostPort }] });
+    try {
+      await h.runContainer(pod, 'web', { command: httpdCommand(8080, 'through-the-host-port') });
+      assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'through-the-host-port\n');
+      assert.deepEqual((await h.inventory()).natRuleOwners, [pod.id], 'the pod owns the port rules');
+      await removePod(pod);
+      pod = undefined;
+      await assert.rejects(fetch(`http://127.0.0.1:${hostPort}/`, { signal: AbortSignal.timeout(2000) }));
+      assert.deepEqual((await h.inventory()).natRuleOwners, [], 'the port rules are removed with the pod');
+    } finally {
+      await removePod(pod);
+    }
+  });
+
+  test('a hostNetwork pod sees the host interfaces and host name, and gets no address of its own', async () => {
+    const pod = await h.runPod({ hostname: '', linux: { security_context: { namespace_options: { network: 'NODE' } } } });
+    try {
+      assert.equal((await h.podStatus(pod.id)).network?.ip ?? '', '');
+      const id = await h.runContainer(pod, 'host-net');
+      const inside = await h.exec(id, ['cat', '/proc/net/dev']);
+      assert.deepEqual(interfaceNames(inside.stdout), interfaceNames(readFileSync('/proc/net/dev', 'utf8')));
+      assert.equal((await h.exec(id, ['hostname'])).stdout, `${hostname()}\n`);
+      const inventory = await h.inventory();
+      assert.deepEqual([inventory.netns, inventory.ipOwners], [[], {}]);
+    } finally {
+      await removePod(pod);
+    }
+  });
+});

@@ -1,0 +1,163 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { callUnary, type cri } from '@skiff/proto';
+import { TEST_USER } from './lib/image-catalogue.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+let h: RuntimeHarness;
+let pod: Pod;
+let counter = 0;
+
+before(async () => {
+  h = await startRuntimeHarness({ images: ['busybox', 'withusername'] });
+  pod = await h.runPod();
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+/** Bit numbers of include/uapi/linux/capability.h, for the capabilities these tests name. */
+const CAP_BIT: Record<string, number> = {
+  CHOWN: 0,
+  DAC_OVERRIDE: 1,
+  FOWNER: 3,
+  FSETID: 4,
+  KILL: 5,
+  SETGID: 6,
+  SETUID: 7,
+  SETPCAP: 8,
+  NET_BIND_SERVICE: 10,
+  NET_ADMIN: 12,
+  NET_RAW: 13,
+  SYS_CHROOT: 18,
+  SYS_ADMIN: 21,
+  MKNOD: 27,
+  AUDIT_WRITE: 29,
+  SETFCAP: 31,
+};
+
+/** What an unprivileged container gets by default (containerd's and Docker's set). */
+const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+
+function mask(names: readonly string[]): bigint {
+  return names.reduce((m, name) => m | (1n << BigInt(CAP_BIT[name]!)), 0n);
+}
+
+function statusField(statusText: string, field: string): string {
+  const value = new RegExp(`^${field}:\\s*(\\S+)$`, 'm').exec(statusText)?.[1];
+  if (value === undefined) throw new Error(`no ${field} in /proc/self/status`);
+  return value;
+}
+
+/** Runs `sleep` with the given security context in `target` and returns its id. */
+async function secured(security: cri.LinuxContainerSecurityContext, overrides: Partial<cri.ContainerConfig> = {}, target: Pod = pod): Promise<string> {
+  counter++;
+  return h.runContainer(target, `sec-${counter}`, { linux: { security_context: security }, ...overrides });
+}
+
+async function sh(id: string, script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return h.exec(id, ['sh', '-c', script]);
+}
+
+async function procStatus(id: string): Promise<string> {
+  return (await h.exec(id, ['cat', '/proc/self/status'])).stdout;
+}
+
+describe('security context, checked from inside the container', () => {
+  test('run_as_user, run_as_group and supplemental groups', async () => {
+    const id = await secured({ run_as_user: { value: 1000 }, run_as_group: { value: 2000 }, supplemental_groups: [3000, 4000] });
+    assert.equal((await sh(id, 'echo "$(id -u) $(id -g) $(id -G)"')).stdout, '1000 2000 2000 3000 4000\n');
+    assert.deepEqual((await h.containerStatus(id)).user?.linux, { uid: '1000', gid: '2000', supplemental_groups: ['2000', '3000', '4000'] });
+  });
+
+  test('a user name from the image resolves to its uid and gid', async () => {
+    const id = await h.runContainer(pod, 'image-user', { image: { image: h.imageRef('withusername') } });
+    assert.equal((await sh(id, 'echo "$(id -u) $(id -g) $(id -un)"')).stdout, `${TEST_USER.uid} ${TEST_USER.gid} ${TEST_USER.name}\n`);
+    assert.equal((await h.containerStatus(id)).user?.linux?.uid, String(TEST_USER.uid));
+  });
+
+  test('readonly_rootfs: writing to the root filesystem fails, the pod files stay usable', async () => {
+    const id = await secured({ readonly_rootfs: true });
+    const write = await sh(id, 'touch /written 2>&1; echo "exit $?"');
+    assert.match(write.stdout, /Read-only file system\nexit 1\n$/);
+    assert.equal((await sh(id, 'echo ok > /dev/shm/f && cat /dev/shm/f')).stdout, 'ok\n', '/dev/shm is still writable');
+    const writable = await secured({});
+    assert.equal((await sh(writable, 'touch /written; echo "exit $?"')).stdout, 'exit 0\n');
+  });
+
+  test('capabilities: the default set, add and drop, drop ALL', async () => {
+    const defaults = await secured({});
+    const added = await secured({ capabilities: { add_capabilities: ['NET_ADMIN', 'SYS_ADMIN'], drop_capabilities: ['CHOWN', 'KILL'] } });
+    const none = await secured({ capabilities: { drop_capabilities: ['ALL'] } });
+    const only = await secured({ capabilities: { drop_capabilities: ['ALL'], add_capabilities: ['NET_BIND_SERVICE'] } });
+    const capEff = async (id: string): Promise<bigint> => BigInt(`0x${statusField(await procStatus(id), 'CapEff')}`);
+
+    assert.equal(await capEff(defaults), mask(DEFAULT_CAPS));
+    const expectedAdded = (mask(DEFAULT_CAPS) | mask(['NET_ADMIN', 'SYS_ADMIN'])) & ~mask(['CHOWN', 'KILL']);
+    assert.equal(await capEff(added), expectedAdded);
+    assert.equal(await capEff(none), 0n);
+    assert.equal(BigInt(`0x${statusField(await procStatus(none), 'CapBnd')}`), 0n);
+    assert.equal(await capEff(only), mask(['NET_BIND_SERVICE']));
+    // And the kernel enforces them: without CAP_CHOWN, chown fails.
+    assert.notEqual((await sh(added, 'touch /tmp/f && chown 1:1 /tmp/f')).code, 0);
+    assert.equal((await sh(defaults, 'touch /tmp/f && chown 1:1 /tmp/f')).code, 0);
+    const addAddress = 'ip addr add 192.0.2.200/32 dev lo 2>&1; echo "exit $?"';
+    assert.equal((await sh(added, addAddress)).stdout, 'exit 0\n', 'NET_ADMIN works in the pod network namespace');
+    assert.match((await sh(defaults, addAddress)).stdout, /Operation not permitted\nexit \d+\n$/);
+  });
+
+  test('no_new_privs', async () => {
+    const on = await secured({ no_new_privs: true });
+    const off = await secured({ no_new_privs: false });
+    assert.equal(statusField(await procStatus(on), 'NoNewPrivs'), '1');
+    assert.equal(statusField(await procStatus(off), 'NoNewPrivs'), '0');
+  });
+
+  test('masked and read-only paths: the defaults, and lists that replace them', async () => {
+    // /proc/kcore is masked too, where the kernel has one.
+    const masked = ['/proc/kcore', '/proc/timer_list'].filter((p) => existsSync(p));
+    assert.ok(masked.includes('/proc/timer_list'));
+    const defaults = await secured({});
+    for (const path of masked) {
+      assert.equal((await sh(defaults, `cat ${path} | wc -c`)).stdout.trim(), '0', `${path} reads as empty`);
+      assert.equal((await sh(defaults, `grep -c " ${path} " /proc/self/mountinfo`)).stdout.trim(), '1', `${path} is masked by a mount`);
+    }
+    assert.match((await sh(defaults, '(echo 1 > /proc/sys/net/ipv4/ip_forward) 2>&1; true')).stdout, /Read-only file system/);
+    assert.equal((await sh(defaults, 'grep -c " /proc/sys " /proc/self/mountinfo')).stdout.trim(), '1');
+
+    const custom = await secured({ masked_paths: ['/proc/cpuinfo'], readonly_paths: ['/tmp'] });
+    assert.equal((await sh(custom, 'cat /proc/cpuinfo | wc -c')).stdout.trim(), '0');
+    assert.match((await sh(custom, 'touch /tmp/x 2>&1; true')).stdout, /Read-only file system/);
+    assert.notEqual((await sh(custom, 'cat /proc/timer_list | wc -c')).stdout.trim(), '0', 'the given list replaces the defaults');
+    assert.equal((await sh(custom, 'grep -c " /proc/sys " /proc/self/mountinfo')).stdout.trim(), '0', '/proc/sys is no longer read-only');
+  });
+
+  test('seccomp: RuntimeDefault refuses new namespaces without CAP_SYS_ADMIN, Unconfined allows them', async () => {
+    const confined = await secured({ seccomp: { profile_type: 'RuntimeDefault' } });
+    const unconfined = await secured({ seccomp: { profile_type: 'Unconfined' } });
+    assert.equal(statusField(await procStatus(confined), 'Seccomp'), '2');
+    assert.equal(statusField(await procStatus(unconfined), 'Seccomp'), '0');
+    const refused = await sh(confined, 'unshare -U true 2>&1; echo "exit $?"');
+    assert.match(refused.stdout, /Operation not permitted\nexit 1\n$/);
+    assert.equal((await sh(unconfined, 'unshare -U true; echo "exit $?"')).stdout, 'exit 0\n');
+  });
+
+  test('privileged: every host capability, no masking, no seccomp, host devices', async () => {
+    const privilegedPod = await h.runPod({ linux: { security_context: { privileged: true } } });
+    try {
+      const id = await secured({ privileged: true }, {}, privilegedPod);
+      const status = await procStatus(id);
+      const hostBounding = statusField(readFileSync('/proc/self/status', 'utf8'), 'CapBnd');
+      assert.equal(BigInt(`0x${statusField(status, 'CapEff')}`), BigInt(`0x${hostBounding}`));
+      assert.equal(statusField(status, 'Seccomp'), '0');
+      assert.equal((await sh(id, 'grep -c " /proc/timer_list " /proc/self/mountinfo')).stdout.trim(), '0');
+      assert.equal((await sh(id, 'mkdir -p /mnt/t && mount -t tmpfs none /mnt/t && echo mounted')).stdout, 'mounted\n');
+      assert.equal((await sh(id, 'test -c /dev/kmsg && echo present')).stdout, 'present\n');
+      assert.equal((await sh(await secured({}, {}, privilegedPod), 'test -e /dev/kmsg || echo absent')).stdout, 'absent\n', 'not for the unprivileged');
+    } finally {
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: privilegedPod.id }, { timeoutMs: 60_000 });
+    }
+  });
+});
