@@ -6,3 +6,5 @@ export { listenOnUnixSocket, type UnixSocketServer } from './unix-socket-server.
 export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';
 export { SingleFlight } from './single-flight.js';
 export { Semaphore } from './semaphore.js';
+export { unaryHandler, batchedStreamHandler, type ErrorMapper } from './grpc-handlers.js';
+export { stopOnSignals } from './daemon-shutdown.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -23,22 +23,10 @@ async function main(): Promise<void> {
   const listening = await listenOnUnixSocket(server, config.image.socket);
   log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
 
-  let stopping = false;
-  const shutdown = (reason: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ reason }, 'image service stopping');
-    void listening
-      .close()
-      .then(() => store.close())
-      .finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  // Under the supervisor, stdin is a pipe from it: end of input means the supervisor is gone.
-  if (process.env['SKIFF_SUPERVISED'] === '1') {
-    process.stdin.on('end', () => shutdown('supervisor exited')).resume();
-  }
+  stopOnSignals(log, async () => {
+    await listening.close();
+    await store.close();
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { openRuntime } from './daemon/open-runtime.js';
@@ -21,23 +21,11 @@ async function main(): Promise<void> {
   const listening = await listenOnUnixSocket(server, config.runtime.socket);
   log.info({ socket: config.runtime.socket, root: config.root, cgroupDriver: ctx.cgroupDriver, journald: ctx.journald }, 'runtime service ready');
 
-  let stopping = false;
   // Containers are conmon's children, not ours: they keep running while the service is down.
-  const shutdown = (reason: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ reason }, 'runtime service stopping');
-    void listening
-      .close()
-      .then(() => images.close())
-      .finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  // Under the supervisor, stdin is a pipe from it: end of input means the supervisor is gone.
-  if (process.env['SKIFF_SUPERVISED'] === '1') {
-    process.stdin.on('end', () => shutdown('supervisor exited')).resume();
-  }
+  stopOnSignals(log, async () => {
+    await listening.close();
+    await images.close();
+  });
 }
 
 main().catch((err: unknown) => {

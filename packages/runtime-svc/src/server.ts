@@ -1,5 +1,5 @@
-import { status, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
-import type { Logger } from '@skiff/common';
+import { status, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
+import { batchedStreamHandler, unaryHandler, type Logger } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from './daemon/context.js';
 import { toStatusError } from './errors.js';
@@ -13,45 +13,12 @@ import { runtimeConfig, runtimeStatus, updateRuntimeConfig, version } from './ha
 import { containerStatsCall, listContainerStats, listPodSandboxStats, podSandboxStatsCall } from './handlers/stats.js';
 import { StatsCollector } from './stats/stats-collector.js';
 
-const STREAM_BATCH = 100;
-
-/** Wraps a promise-returning handler: a cancelled call aborts its signal, every error gets its gRPC status. */
 function unary<Req, Res>(log: Logger, method: string, handler: (request: Req, signal: AbortSignal) => Promise<Res> | Res) {
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
-    const abort = new AbortController();
-    call.once('cancelled', () => abort.abort());
-    const started = process.hrtime.bigint();
-    Promise.resolve()
-      .then(() => handler(call.request, abort.signal))
-      .then(
-        (response) => {
-          log.debug({ method, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'call done');
-          callback(null, response);
-        },
-        (err: unknown) => {
-          const error = toStatusError(err, abort.signal);
-          log.warn({ method, code: error.code, err: error.message }, 'call failed');
-          callback({ code: error.code, details: error.message });
-        },
-      );
-  };
+  return unaryHandler(log, method, toStatusError, handler);
 }
 
-/** A server-streaming List variant: the same items as the List call, in batches. */
 function batched<Req, Res, Item>(log: Logger, method: string, list: (request: Req) => Promise<Item[]>, wrap: (items: Item[]) => Res) {
-  return (call: ServerWritableStream<Req, Res>): void => {
-    list(call.request).then(
-      (items) => {
-        for (let i = 0; i < items.length; i += STREAM_BATCH) call.write(wrap(items.slice(i, i + STREAM_BATCH)));
-        call.end();
-      },
-      (err: unknown) => {
-        const error = toStatusError(err);
-        log.warn({ method, code: error.code, err: error.message }, 'call failed');
-        call.destroy(Object.assign(new Error(error.message), { code: error.code, details: error.message }));
-      },
-    );
-  };
+  return batchedStreamHandler(log, method, toStatusError, list, wrap);
 }
 
 function unimplemented(what: string) {

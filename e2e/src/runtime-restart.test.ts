@@ -1,0 +1,196 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { callUnary, type cri } from '@skiff/proto';
+import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { inventoryIds, type RuntimeInventory } from './lib/runtime-inventory.js';
+
+const run = promisify(execFile);
+
+/** Kills of runtime-svc, each in the middle of a call. */
+const KILLS = 20;
+/**
+ * The supervisor waits 0.5 s before the first restart and doubles the wait with each crash
+ * (up to 30 s) until a run lasts a minute; 20 crashes in a row would take minutes of waiting.
+ * `skiff up` is restarted (orderly) after this many, which starts the backoff afresh.
+ */
+const KILLS_PER_SUPERVISOR = 4;
+
+/** Ignores SIGTERM, so StopContainer waits out its timeout: a stop lasts long enough to be cut short. */
+const STUBBORN = ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'];
+
+type OpKind = 'create' | 'start' | 'stop' | 'run-pod';
+const OPS: readonly OpKind[] = ['create', 'start', 'stop', 'run-pod'];
+
+let h: RuntimeHarness;
+
+before(async () => {
+  h = await startRuntimeHarness({ images: ['busybox'] });
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+async function listContainers(filter: cri.ContainerFilter = {}): Promise<cri.Container__Output[]> {
+  return (await callUnary(h.runtime, 'ListContainers', { filter }, { timeoutMs: 10_000 })).containers;
+}
+
+async function listPods(filter: cri.PodSandboxFilter = {}): Promise<cri.PodSandbox__Output[]> {
+  return (await callUnary(h.runtime, 'ListPodSandbox', { filter }, { timeoutMs: 10_000 })).items;
+}
+
+/** runc's own view of a container: "created", "running", "stopped", or undefined when it has none. */
+async function runcStatus(id: string): Promise<string | undefined> {
+  try {
+    const { stdout } = await run('runc', ['--root', join(h.skiff.runDir, 'runc'), 'state', id]);
+    return (JSON.parse(stdout) as { status: string }).status;
+  } catch {
+    return undefined;
+  }
+}
+
+const RUNC_FOR_CONTAINER: Record<string, (string | undefined)[]> = {
+  CONTAINER_CREATED: ['created'],
+  CONTAINER_RUNNING: ['running'],
+  CONTAINER_EXITED: ['stopped', undefined],
+};
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** SIGKILL to runtime-svc, then the supervisor's restart (or a fresh `skiff up`) until it answers again. */
+async function killRuntimeService(pid: number, restartSupervisor: boolean): Promise<void> {
+  process.kill(pid, 'SIGKILL');
+  if (restartSupervisor) {
+    // Let the supervisor see the death first: it must not matter when the orderly stop comes.
+    await sleep(50);
+    await h.restartSkiff();
+  } else {
+    await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+    await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+  }
+}
+
+describe('runtime-svc killed in the middle of calls', () => {
+  test(`${KILLS} SIGKILLs during create, start, stop and RunPodSandbox: running containers survive, nothing stray`, async (t) => {
+    const started = Date.now();
+    const pods: Pod[] = [await h.runPod(), await h.runPod()];
+    /** Containers whose StartContainer succeeded and that nothing has tried to stop since. */
+    const running = new Set<string>();
+    for (const pod of pods) for (let i = 0; i < 2; i++) running.add(await h.runContainer(pod, `steady-${running.size}`, { command: STUBBORN }));
+
+    // How long each kind of call takes here, so that kills land inside them.
+    const timing: Record<OpKind, number> = { create: 0, start: 0, stop: 0, 'run-pod': 0 };
+    {
+      let t0 = Date.now();
+      const probePod = await h.runPod();
+      timing['run-pod'] = Date.now() - t0;
+      t0 = Date.now();
+      const probe = await h.createContainer(probePod, 'probe', { command: STUBBORN });
+      timing.create = Date.now() - t0;
+      t0 = Date.now();
+      await callUnary(h.runtime, 'StartContainer', { container_id: probe });
+      timing.start = Date.now() - t0;
+      t0 = Date.now();
+      await callUnary(h.runtime, 'StopContainer', { container_id: probe, timeout: 1 });
+      timing.stop = Date.now() - t0;
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: probePod.id }, { timeoutMs: 60_000 });
+    }
+    t.diagnostic(`call durations (ms): ${JSON.stringify(timing)}`);
+
+    let interrupted = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const kind = OPS[i % OPS.length]!;
+      const pod = pods[i % pods.length]!;
+      const labels = { iteration: String(i) };
+      let call: () => Promise<unknown>;
+      let startingId: string | undefined;
+      switch (kind) {
+        case 'create':
+          call = () => h.createContainer(pod, `c-${i}`, { command: STUBBORN, labels });
+          break;
+        case 'start': {
+          const id = await h.createContainer(pod, `c-${i}`, { command: STUBBORN, labels });
+          startingId = id;
+          call = () => callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 30_000 });
+          break;
+        }
+        case 'stop': {
+          const candidates = [...running];
+          assert.ok(candidates.length > 0, 'a running container to stop');
+          const id = candidates[i % candidates.length]!;
+          running.delete(id);
+          call = () => callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 1 }, { timeoutMs: 30_000 });
+          break;
+        }
+        case 'run-pod':
+          call = () => h.runPod({ labels: { suite: 'runtime-e2e', ...labels } });
+          break;
+      }
+      const pid = await h.skiff.servicePid('runtime-svc');
+      assert.ok(pid !== undefined);
+      // Somewhere from the first tenth of the call to its end, spread over the iterations.
+      const delay = Math.round(timing[kind] * (0.1 + 0.9 * ((i * 0.618) % 1)));
+      let settled = false;
+      const outcome = call().then(
+        (value) => ({ ok: true as const, value }),
+        (err: unknown) => ({ ok: false as const, err }),
+      );
+      void outcome.then(() => (settled = true));
+      await sleep(delay);
+      if (!settled) interrupted++;
+      await killRuntimeService(pid, (i + 1) % KILLS_PER_SUPERVISOR === 0);
+      const result = await outcome;
+      if (result.ok && kind === 'start' && startingId) running.add(startingId);
+      if (result.ok && kind === 'run-pod') pods.push(result.value as Pod);
+
+      // After every restart, everything that was running still is.
+      const listedRunning = new Set((await listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map((c) => c.id));
+      for (const id of running) assert.ok(listedRunning.has(id), `iteration ${i} (${kind}): container ${id} is no longer running`);
+    }
+    t.diagnostic(`${interrupted} of ${KILLS} kills landed while the call was in flight`);
+    assert.ok(interrupted >= KILLS / 2, `only ${interrupted} kills interrupted a call`);
+
+    // Every container: listed with the state runc knows it in; the running ones with a live pid.
+    const containers = await listContainers();
+    const sandboxes = await listPods();
+    for (const id of running) assert.equal(containers.find((c) => c.id === id)?.state, 'CONTAINER_RUNNING', id);
+    for (const c of containers) {
+      const runcState = await runcStatus(c.id);
+      assert.ok(RUNC_FOR_CONTAINER[c.state]!.includes(runcState), `container ${c.id} is ${c.state} but runc says ${runcState}`);
+      if (c.state === 'CONTAINER_RUNNING') {
+        const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: c.id, verbose: true });
+        const pid = (JSON.parse(info['info']!) as { pid: number }).pid;
+        assert.doesNotThrow(() => process.kill(pid, 0), `the process of running container ${c.id} is alive`);
+      }
+    }
+    for (const s of sandboxes) {
+      const runcState = await runcStatus(s.id);
+      assert.equal(s.state === 'SANDBOX_READY', runcState === 'running', `sandbox ${s.id} is ${s.state} but runc says ${runcState}`);
+    }
+
+    // Nothing on the machine belongs to anything the runtime does not list.
+    const ready = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.id));
+    const live = new Set([...ready, ...containers.filter((c) => c.state !== 'CONTAINER_EXITED').map((c) => c.id)]);
+    const listed = new Set([...sandboxes.map((s) => s.id), ...containers.map((c) => c.id)]);
+    const inventory = await h.inventory();
+    const strays = (ids: Iterable<string>, allowed: Set<string>): string[] => [...ids].filter((id) => !allowed.has(id));
+    assert.deepEqual(strays(inventoryIds(inventory), listed), [], 'ids on the machine the runtime does not list');
+    assert.deepEqual(strays(inventory.netns, ready), [], 'network namespaces of sandboxes that are not ready');
+    assert.deepEqual(strays(Object.values(inventory.ipOwners), ready), [], 'addresses held for sandboxes that are not ready');
+    assert.deepEqual(strays(inventory.natRuleOwners, ready), [], 'nat rules of sandboxes that are not ready');
+    assert.deepEqual(strays(inventory.monitors.map((m) => m.id), live), [], 'conmon processes whose container has exited or is gone');
+    const mountIds = inventory.mounts.flatMap((m) => m.split('/').filter((p) => /^[0-9a-f]{64}$/.test(p)));
+    assert.deepEqual(strays(mountIds, listed), [], 'mounts of removed sandboxes or containers');
+
+    // And removing everything through the CRI leaves the machine clean.
+    for (const s of sandboxes) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: s.id }, { timeoutMs: 60_000 });
+    const empty: RuntimeInventory = { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
+    assert.deepEqual(await h.inventory(), empty);
+    t.diagnostic(`the kill loop took ${Math.round((Date.now() - started) / 1000)} s`);
+  });
+});

@@ -1,0 +1,58 @@
+import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
+import type { Logger } from './logger.js';
+import type { StatusError } from './grpc-status.js';
+
+/** Turns whatever a handler threw into the status the client gets; `signal` tells a cancelled call. */
+export type ErrorMapper = (err: unknown, signal?: AbortSignal) => StatusError;
+
+const STREAM_BATCH = 100;
+
+/** Wraps a promise-returning handler: a cancelled call aborts its signal, every error gets its gRPC status. */
+export function unaryHandler<Req, Res>(
+  log: Logger,
+  method: string,
+  toStatus: ErrorMapper,
+  handler: (request: Req, signal: AbortSignal) => Promise<Res> | Res,
+) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const abort = new AbortController();
+    call.once('cancelled', () => abort.abort());
+    const started = process.hrtime.bigint();
+    Promise.resolve()
+      .then(() => handler(call.request, abort.signal))
+      .then(
+        (response) => {
+          log.debug({ method, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'call done');
+          callback(null, response);
+        },
+        (err: unknown) => {
+          const error = toStatus(err, abort.signal);
+          log.warn({ method, code: error.code, err: error.message }, 'call failed');
+          callback({ code: error.code, details: error.message });
+        },
+      );
+  };
+}
+
+/** A server-streaming List variant: the same items as the List call, sent in batches. */
+export function batchedStreamHandler<Req, Res, Item>(
+  log: Logger,
+  method: string,
+  toStatus: ErrorMapper,
+  list: (request: Req) => Promise<Item[]>,
+  wrap: (items: Item[]) => Res,
+) {
+  return (call: ServerWritableStream<Req, Res>): void => {
+    list(call.request).then(
+      (items) => {
+        for (let i = 0; i < items.length; i += STREAM_BATCH) call.write(wrap(items.slice(i, i + STREAM_BATCH)));
+        call.end();
+      },
+      (err: unknown) => {
+        const error = toStatus(err);
+        log.warn({ method, code: error.code, err: error.message }, 'call failed');
+        call.destroy(Object.assign(new Error(error.message), { code: error.code, details: error.message }));
+      },
+    );
+  };
+}
