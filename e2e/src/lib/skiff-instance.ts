@@ -89,6 +89,7 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         `registries_config = "${registriesPath}"`,
         `[runtime]`,
         `cni_conf_dir = "${join(dir, 'cni')}"`,
+      `cgroup_parent = "/skiff-e2e"`,
         options.config ?? '',
       ].join('\n'),
     );
