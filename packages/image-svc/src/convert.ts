@@ -8,7 +8,19 @@ export function userOfImage(user: string): { uid?: string; username: string } {
   return /^[0-9]+$/.test(name) ? { uid: String(BigInt(name)), username: '' } : { username: name };
 }
 
+// Records are immutable (the store replaces them on every change), so each converts once.
+const converted = new WeakMap<ImageRecord, cri.Image>();
+
 export function toCriImage(record: ImageRecord): cri.Image {
+  let image = converted.get(record);
+  if (!image) {
+    image = convert(record);
+    converted.set(record, image);
+  }
+  return image;
+}
+
+function convert(record: ImageRecord): cri.Image {
   const user = userOfImage(record.user);
   const image: cri.Image = {
     id: record.id,
