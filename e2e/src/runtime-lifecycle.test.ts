@@ -216,7 +216,6 @@ describe('runtime service through skiff up', () => {
 
   describe('bad configurations fail with a status and leave nothing behind', () => {
     let pod: Pod;
-    let before_: RuntimeInventory;
     before(async () => {
       pod = await h.runPod();
     });
@@ -225,9 +224,9 @@ describe('runtime service through skiff up', () => {
     });
 
     async function expectNoChange(attempt: () => Promise<unknown>, code: status, message: RegExp): Promise<void> {
-      before_ = await h.inventory();
+      const was = await h.inventory();
       await rejectsWithCode(attempt(), code, message);
-      assert.deepEqual(await h.inventory(), before_);
+      assert.deepEqual(await h.inventory(), was);
     }
 
     test('unknown image', async () => {

@@ -21,8 +21,9 @@
  *     stop(): Promise<void>                       removes every pod, then anything the runtime left
  *   }
  *
- * Each harness uses a cgroup parent of its own. The default bridge (skiff0) and host-local's
- * directory are removed at the end when the harness made them and nothing else uses them.
+ * The cgroup parent is the configured one (Status tells). The default bridge (skiff0) and
+ * host-local's directory are removed at the end when the harness made them and nothing else uses
+ * them; empty cgroups are removed too.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -112,12 +113,12 @@ export class RuntimeHarness {
   }
 
   static async start(options: RuntimeHarnessOptions = {}): Promise<RuntimeHarness> {
-    const cgroupParent = `/skiff-e2e-${process.pid}-${Date.now().toString(36)}`;
     const registry = await startRegistry();
     let skiff: SkiffInstance | undefined;
     try {
-      skiff = await startSkiff({ config: [`cgroup_parent = "${cgroupParent}"`, options.config ?? ''].join('\n') });
+      skiff = await startSkiff(options.config === undefined ? {} : { config: options.config });
       await waitUntilRuntimeServiceAnswers(skiff.runtimeSocket);
+      const cgroupParent = await configuredCgroupParent(skiff.runtimeSocket);
       const network = await readPodNetwork(join(skiff.dir, 'cni'));
       const harness = new RuntimeHarness(skiff, registry, cgroupParent, network, existsSync(`/sys/class/net/${network.bridge}`), existsSync(network.ipamDir));
       harness.baseline = await takeInventory(harness.location);
@@ -263,6 +264,7 @@ export class RuntimeHarness {
     for (const mount of mounts) await run('umount', ['--lazy', mount]).catch(() => undefined);
     const ours = inventoryIds(left);
     for (const [ip, owner] of Object.entries(left.ipOwners)) if (ours.has(owner)) await rm(join(this.network.ipamDir, ip), { force: true });
+    for (const id of left.cgroups) await removeCgroupTree(`${this.cgroupParent}/${id}`);
     await removeCgroupTree(this.cgroupParent);
   }
 
@@ -278,6 +280,16 @@ export class RuntimeHarness {
   }
 }
 
+async function configuredCgroupParent(socket: string): Promise<string> {
+  const client = connectRuntime(socket);
+  try {
+    const { info } = await callUnary(client, 'Status', { verbose: true }, { timeoutMs: 10_000 });
+    return (JSON.parse(info['config'] ?? '{}') as { runtime: { cgroup_parent: string } }).runtime.cgroup_parent;
+  } finally {
+    client.close();
+  }
+}
+
 export function startRuntimeHarness(options: RuntimeHarnessOptions = {}): Promise<RuntimeHarness> {
   return RuntimeHarness.start(options);
 }
@@ -288,7 +300,7 @@ async function removeTree(dir: string): Promise<void> {
   await rmdir(dir).catch(() => undefined);
 }
 
-/** Removes a cgroup and the empty ones below it from every mounted hierarchy. */
+/** Removes a cgroup and the ones below it from every mounted hierarchy, as far as they are empty. */
 export async function removeCgroupTree(parent: string): Promise<void> {
   const rel = parent.replace(/^\/+/, '');
   if (!rel) return;

@@ -21,6 +21,7 @@
  *   subtractBaseline(inventory, baseline)  drops addresses and rules present at the baseline
  *                                          (host-local's directory may be shared with others)
  *   listConmonProcesses(runDir): Promise<{ pid, id }[]>
+ *   mountsUnder(dir): Promise<string[]>     mount points at or below dir, from /proc/self/mountinfo
  */
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';

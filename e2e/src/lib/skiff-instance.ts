@@ -154,6 +154,7 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
   } catch (err) {
     child.kill('SIGTERM');
     await exited;
+    if (options.dir === undefined) await removeDir(dir);
     throw new Error(`${(err as Error).message}\nskiff output:\n${output}`);
   }
   return instance;

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { isProcessAlive } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState, toCriContainer, toCriContainerStatus } from '../container/container-view.js';
@@ -41,14 +42,24 @@ export interface ContainerFilterFields {
   state?: cri.ContainerStateValue__Output | null;
 }
 
+/**
+ * Whether a created or running container may have exited: conmon has written its exit file, or
+ * its process is gone. One directory read per listing instead of two file reads per container.
+ */
+async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecord) => boolean> {
+  const exitFiles = new Set(await fs.readdir(ctx.paths.exitDir).catch(() => [] as string[]));
+  return (rec) => exitFiles.has(rec.id) || rec.pid === undefined || !isProcessAlive(rec.pid);
+}
+
 /** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */
 export async function filterContainers(ctx: RuntimeContext, filter: ContainerFilterFields | null): Promise<ContainerRecord[]> {
   const out: ContainerRecord[] = [];
+  const mayHaveExited = await exitCandidates(ctx);
   for (const rec of ctx.state.containers.values()) {
     if (filter?.id && !rec.id.startsWith(filter.id)) continue;
     if (filter?.pod_sandbox_id && !rec.sandboxId.startsWith(filter.pod_sandbox_id)) continue;
     if (!matchesLabels(rec.labels, filter?.label_selector)) continue;
-    await refreshContainer(ctx, rec);
+    if (mayHaveExited(rec)) await refreshContainer(ctx, rec);
     if (filter?.state && filter.state.state !== containerState(rec)) continue;
     out.push(rec);
   }

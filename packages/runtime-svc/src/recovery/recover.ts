@@ -84,7 +84,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   for (const rec of liveContainers) {
     const before = rec.phase;
     await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
-    if (before !== rec.phase) report.exitedWhileDown++;
+    if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
     ctx.state.reserveContainerName(rec.nameKey, rec.id);
     report.containers++;
@@ -112,6 +112,13 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   // The pid may belong to another process by now (after a reboot); runc knows whether it is ours.
   const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
+  if (state?.status === 'running' && rec.phase === 'created') {
+    // A StartContainer cut short between `runc start` and saving the record: the container runs.
+    rec.phase = 'running';
+    rec.startedAt = nowNanos();
+    await ctx.records.saveContainer(rec);
+    return;
+  }
   if (state && state.status !== 'stopped') return;
   rec.phase = 'exited';
   rec.exitCode = UNKNOWN_EXIT_CODE;
