@@ -5,7 +5,7 @@ export interface BackoffPolicy {
   resetAfterMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, resetAfterMs: 60_000 };
+export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 15_000, resetAfterMs: 5_000 };
 
 export class RestartBackoff {
   private failures = 0;
