@@ -233,13 +233,14 @@ describe('runtime service through skiff up', () => {
       await expectNoChange(() => h.createContainer(pod, 'no-image', { image: { image: `${h.registry.host}/skiff/absent:1` } }), status.NOT_FOUND, /absent/);
     });
 
-    test('host-path mount: a missing source is made, an unusable one refused', async () => {
-      const missing = join(h.skiff.dir, 'host-data', 'made-on-demand');
-      const id = await h.runContainer(pod, 'hostpath', { mounts: [{ container_path: '/data', host_path: missing }] });
-      assert.ok(existsSync(missing), 'a missing hostPath directory is created, as the kubelet expects');
-      assert.equal((await h.exec(id, ['sh', '-c', 'echo hi > /data/f && cat /data/f'])).stdout, 'hi\n');
-      assert.equal(readFileSync(join(missing, 'f'), 'utf8'), 'hi\n');
-      await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+    test('host-path mount: a missing or unusable source is refused', async () => {
+      const missing = join(h.skiff.dir, 'host-data', 'never-made');
+      await expectNoChange(
+        () => h.createContainer(pod, 'missing-hostpath', { mounts: [{ container_path: '/data', host_path: missing }] }),
+        status.INVALID_ARGUMENT,
+        /never-made does not exist/,
+      );
+      assert.ok(!existsSync(missing), 'the missing source is not created');
 
       const file = join(h.skiff.dir, 'host-data', 'a-file');
       await mkdir(join(h.skiff.dir, 'host-data'), { recursive: true });

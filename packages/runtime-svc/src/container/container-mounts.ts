@@ -43,18 +43,18 @@ function unusableHostPath(m: BindMountInput, err: unknown): StatusError {
 }
 
 /**
- * A missing host directory is created, as kubelet users expect of hostPath volumes without a type.
- * A path that can be neither found nor made (a file in the way, say) is the request's fault.
+ * Every host path must exist: a missing source is the request's fault (the kubelet creates
+ * DirectoryOrCreate volumes itself before it asks), and creating it here would hide a typo.
  */
 export async function ensureHostPaths(mounts: readonly BindMountInput[]): Promise<void> {
   for (const m of mounts) {
     try {
       await fs.stat(m.hostPath);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unusableHostPath(m, err);
-      await fs.mkdir(m.hostPath, { recursive: true, mode: 0o755 }).catch((mkdirErr: unknown) => {
-        throw unusableHostPath(m, mkdirErr);
-      });
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.containerPath}: host_path ${m.hostPath} does not exist`);
+      }
+      throw unusableHostPath(m, err);
     }
   }
 }
