@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SKIFF_ENTRY } from './lib/skiff-instance.js';
 import { makeTempDir, removeDir } from './lib/tmp.js';
+import { getFreePort } from './lib/free-port.js';
 
 const run = promisify(execFile);
 
@@ -30,6 +31,8 @@ test('skiff up --detach, status, down: the operator cycle', async () => {
       `log_file = "${join(dir, 'log', 'skiff.log')}"`,
       '[image]',
       `registries_config = "${join(dir, 'registries.conf')}"`,
+      '[stream]',
+      `port = ${await getFreePort()}`,
       '[runtime]',
       `cni_conf_dir = "${join(dir, 'cni')}"`,
       'cgroup_parent = "/skiff-e2e"',
@@ -44,6 +47,7 @@ test('skiff up --detach, status, down: the operator cycle', async () => {
     assert.equal(up.code, 0, up.stderr + up.stdout);
     assert.match(up.stdout, /image-svc\s+\d+\s+\S+image\.sock\s+answering/);
     assert.match(up.stdout, /runtime-svc\s+\d+\s+\S+runtime\.sock\s+answering/);
+    assert.match(up.stdout, /stream-svc\s+\d+\s+http:\/\/127\.0\.0\.1:\d+\s+answering/);
     assert.ok(existsSync(join(dir, 'cni', '10-skiff.conflist')), 'skiff up installs the default pod network');
 
     const again = await skiff('up', '--detach', '--config', config);
@@ -53,7 +57,7 @@ test('skiff up --detach, status, down: the operator cycle', async () => {
     const status = await skiff('status', '--json', '--config', config);
     assert.equal(status.code, 0);
     const report = JSON.parse(status.stdout) as { supervisorPid: number; services: Array<{ name: string; answers: boolean }> };
-    assert.deepEqual(report.services.map((s) => [s.name, s.answers]), [['image-svc', true], ['runtime-svc', true]]);
+    assert.deepEqual(report.services.map((s) => [s.name, s.answers]), [['image-svc', true], ['runtime-svc', true], ['stream-svc', true]]);
 
     const stopped = await skiff('down', '--config', config);
     assert.equal(stopped.code, 0, stopped.stderr);

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callUnary, createImageClient, type ImageServiceClient } from '@skiff/proto';
 import { makeTempDir, removeDir } from './tmp.js';
+import { getFreePort } from './free-port.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const SKIFF_ENTRY = join(REPO_ROOT, 'packages/skiff/dist/main.js');
@@ -87,9 +88,11 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         `log_file = "${join(dir, 'skiff.log')}"`,
         `[image]`,
         `registries_config = "${registriesPath}"`,
+        `[stream]`,
+        `port = ${await getFreePort()}`,
         `[runtime]`,
         `cni_conf_dir = "${join(dir, 'cni')}"`,
-      `cgroup_parent = "/skiff-e2e"`,
+        `cgroup_parent = "/skiff-e2e"`,
         options.config ?? '',
       ].join('\n'),
     );

@@ -37,6 +37,17 @@ export interface RuntimeServiceConfig {
   handlers: RuntimeHandlerConfig[];
 }
 
+export interface StreamServiceConfig {
+  /** Where the kubelet and clients reach the streaming server (Exec, Attach, PortForward URLs). */
+  address: string;
+  /** TCP port of the streaming server; 0 picks a free one. */
+  port: number;
+  /** A stream with no traffic for this long is closed: "4h", "30m", "90s", "1h30m". */
+  idle_timeout: string;
+  /** Root-only socket the runtime service registers requests on. */
+  internal_socket: string;
+}
+
 export interface SkiffConfig {
   /** Persistent state: image store, container and sandbox records. */
   root: string;
@@ -47,6 +58,7 @@ export interface SkiffConfig {
   log_file: string;
   image: ImageServiceConfig;
   runtime: RuntimeServiceConfig;
+  stream: StreamServiceConfig;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +89,12 @@ export function defaultConfig(): SkiffConfig {
       cni_bin_dirs: ['/opt/cni/bin', '/usr/lib/cni'],
       cgroup_parent: '/skiff',
       handlers: [],
+    },
+    stream: {
+      address: '127.0.0.1',
+      port: 10010,
+      idle_timeout: '4h',
+      internal_socket: '/run/skiff/stream-internal.sock',
     },
   };
 }
@@ -134,6 +152,30 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
   runtime.handlers = runtime.handlers.map(({ name, runtime_path }) => ({ name, runtime_path }));
 }
 
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/** "4h", "30m", "90s", "1h30m" (or a bare number of seconds) in milliseconds; undefined if malformed or zero. */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) > 0 ? Number(trimmed) * 1000 : undefined;
+  const m = DURATION.exec(trimmed);
+  if (!m || trimmed === '') return undefined;
+  const ms = ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000;
+  return ms > 0 ? ms : undefined;
+}
+
+function validateStream(stream: StreamServiceConfig): void {
+  if (!/^[0-9.]+$|^[0-9a-fA-F:]+$|^localhost$/.test(stream.address)) {
+    throw new ConfigError(`"stream.address" must be an IP address, got ${JSON.stringify(stream.address)}`);
+  }
+  if (!Number.isInteger(stream.port) || stream.port < 0 || stream.port > 65535) {
+    throw new ConfigError(`"stream.port" must be an integer from 0 to 65535, got ${stream.port}`);
+  }
+  if (parseDuration(stream.idle_timeout) === undefined) {
+    throw new ConfigError(`"stream.idle_timeout" must be a duration such as "4h", "30m" or "90s", got ${JSON.stringify(stream.idle_timeout)}`);
+  }
+}
+
 function validate(config: SkiffConfig): void {
   if (!LOG_LEVELS.includes(config.log_level)) {
     throw new ConfigError(`"log_level" must be one of ${LOG_LEVELS.join(', ')}`);
@@ -149,6 +191,7 @@ function validate(config: SkiffConfig): void {
     ['runtime.catatonit', config.runtime.catatonit],
     ['runtime.cni_conf_dir', config.runtime.cni_conf_dir],
     ['runtime.cgroup_parent', config.runtime.cgroup_parent],
+    ['stream.internal_socket', config.stream.internal_socket],
   ] as const) {
     if (!value.startsWith('/')) throw new ConfigError(`"${key}" must be an absolute path, got "${value}"`);
   }
@@ -156,6 +199,7 @@ function validate(config: SkiffConfig): void {
     throw new ConfigError('"image.pinned_images" must be a list of image references');
   }
   validateRuntime(config.runtime);
+  validateStream(config.stream);
   const n = config.image.max_concurrent_downloads;
   if (!Number.isInteger(n) || n < 1 || n > 64) {
     throw new ConfigError(`"image.max_concurrent_downloads" must be an integer from 1 to 64, got ${n}`);
@@ -197,6 +241,7 @@ export async function loadConfig(path?: string): Promise<SkiffConfig> {
     if (runDir) {
       config.image.socket = join(runDir, 'image.sock');
       config.runtime.socket = join(runDir, 'runtime.sock');
+      config.stream.internal_socket = join(runDir, 'stream-internal.sock');
     }
     try {
       overlay(config as unknown as Table, parsed, '');

@@ -7,6 +7,7 @@ import { containerStatus, listContainers } from './handlers/container-query.js';
 import { createContainerCall, removeContainerCall, startContainerCall, stopContainerCall } from './handlers/container-lifecycle.js';
 import { reopenContainerLog, updateContainerResources } from './handlers/container-update.js';
 import { execSyncCall } from './handlers/exec-sync.js';
+import { attachCall, execCall, portForwardCall } from './handlers/streaming.js';
 import { listPodSandbox, podSandboxStatus, updatePodSandboxResources } from './handlers/pod-sandbox-query.js';
 import { removePodSandboxCall, runPodSandboxCall, stopPodSandboxCall } from './handlers/pod-sandbox-lifecycle.js';
 import { runtimeConfig, runtimeStatus, updateRuntimeConfig, version } from './handlers/runtime-info.js';
@@ -96,9 +97,9 @@ export function runtimeServiceHandlers(ctx: RuntimeContext): cri.RuntimeServiceH
       (pod_sandbox_stats): cri.StreamPodSandboxStatsResponse => ({ pod_sandbox_stats }),
     ),
 
-    Exec: unimplemented('Exec (streaming)'),
-    Attach: unimplemented('Attach (streaming)'),
-    PortForward: unimplemented('PortForward (streaming)'),
+    Exec: unary(log, 'Exec', (req: cri.ExecRequest__Output) => execCall(ctx, req)),
+    Attach: unary(log, 'Attach', (req: cri.AttachRequest__Output) => attachCall(ctx, req)),
+    PortForward: unary(log, 'PortForward', (req: cri.PortForwardRequest__Output) => portForwardCall(ctx, req)),
     CheckpointContainer: unimplemented('CheckpointContainer'),
     CheckpointPod: unimplemented('CheckpointPod'),
     RestorePod: unimplemented('RestorePod'),

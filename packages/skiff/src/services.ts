@@ -33,6 +33,17 @@ async function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Prom
   }
 }
 
+/** The streaming server's base URL (what Exec, Attach and PortForward URLs start with). */
+function streamBaseUrl(config: SkiffConfig): string {
+  const host = config.stream.address.includes(':') ? `[${config.stream.address}]` : config.stream.address;
+  return `http://${host}:${config.stream.port}`;
+}
+
+async function probeStreamService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const res = await fetch(`${streamBaseUrl(config)}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok) throw new Error(`stream-svc health check answered HTTP ${res.status}`);
+}
+
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
@@ -45,5 +56,11 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/runtime-svc/dist/main.js'),
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
+  },
+  {
+    name: 'stream-svc',
+    entry: require.resolve('@skiff/stream-svc/dist/main.js'),
+    endpoint: streamBaseUrl,
+    probe: probeStreamService,
   },
 ];

@@ -76,6 +76,6 @@ describe('runtime service: version, status and runtime configuration', { skip: !
   });
 
   it('answers calls it does not implement with Unimplemented', async () => {
-    await rejectsWith(callUnary(d.client, 'Exec', { container_id: 'x', cmd: ['sh'], stdout: true }), status.UNIMPLEMENTED, /Exec/);
+    await rejectsWith(callUnary(d.client, 'CheckpointContainer', { container_id: 'x' }), status.UNIMPLEMENTED, /CheckpointContainer/);
   });
 });

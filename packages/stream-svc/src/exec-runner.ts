@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '@skiff/common';
+import type { ExecStreamRequest } from './requests.js';
+import type { StreamSession } from './session.js';
+
+/** Output still arriving after the command exited is forwarded for this long (a background child may hold the pipes). */
+const DRAIN_MS = 500;
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6, SIGSEGV: 11 };
+
+/**
+ * Runs an exec request without a terminal: `runc exec` hands our pipes straight to the process, so
+ * stdin, stdout and stderr stream as they come. The process's pid (from runc's pid file) is killed
+ * when the client goes away, since runc cannot forward SIGKILL.
+ */
+export async function runExec(request: ExecStreamRequest, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
+  if (request.tty) {
+    session.finish({ error: 'Exec with a terminal (tty) is not supported by this runtime yet; run the command without -t' });
+    return;
+  }
+  const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
+  const processFile = join(dir, 'process.json');
+  const pidFile = join(dir, 'pid');
+  await fs.writeFile(processFile, JSON.stringify({ ...request.process, args: request.cmd, terminal: false }), { mode: 0o600 });
+  const { runtime } = request;
+  const child = spawn(runtime.path, ['--root', runtime.root, ...runtime.args, 'exec', '--process', processFile, '--pid-file', pidFile, request.containerId], {
+    stdio: [request.stdin ? 'pipe' : 'ignore', request.stdout ? 'pipe' : 'ignore', 'pipe'],
+  });
+  log.info({ container: request.containerId, cmd: request.cmd, pid: child.pid }, 'exec started');
+
+  let runcErrors = '';
+  let clientGone = false;
+  child.stdout?.on('data', (chunk: Buffer) => session.writeStdout(chunk));
+  // runc reports its own failures on stderr too; they reach the client as the command's stderr.
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (request.stderr) session.writeStderr(chunk);
+    else runcErrors += chunk.toString('utf8');
+  });
+  child.stdin?.on('error', () => undefined);
+  session.onStdin((chunk) => {
+    if (!child.stdin || child.stdin.destroyed) return;
+    if (chunk === null) child.stdin.end();
+    else child.stdin.write(chunk);
+  });
+  session.onResize(() => undefined);
+  session.onClientGone(() => {
+    clientGone = true;
+    void killExecProcess(pidFile, child.pid, log);
+  });
+
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  await Promise.race([
+    Promise.all([child.stdout, child.stderr].map((s) => (s && !s.readableEnded ? new Promise((r) => s.once('close', r)) : undefined))),
+    new Promise((r) => setTimeout(r, DRAIN_MS)),
+  ]);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  await fs.rm(dir, { recursive: true, force: true });
+
+  if (clientGone) {
+    log.info({ container: request.containerId, cmd: request.cmd }, 'exec ended: client went away');
+    return;
+  }
+  if (exit.error) {
+    session.finish({ error: `cannot run ${runtime.path}: ${exit.error.message}` });
+    return;
+  }
+  const exitCode = exit.code ?? 128 + (SIGNAL_NUMBERS[exit.signal ?? ''] ?? 0);
+  log.info({ container: request.containerId, cmd: request.cmd, exitCode }, 'exec ended');
+  if (runcErrors.trim() && exitCode !== 0) session.finish({ error: `exec in container ${request.containerId} failed: ${runcErrors.trim()}` });
+  else session.finish({ exitCode });
+}
+
+async function killExecProcess(pidFile: string, runcPid: number | undefined, log: Logger): Promise<void> {
+  try {
+    const pid = Number((await fs.readFile(pidFile, 'utf8')).trim());
+    if (pid > 0) process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, 'exec process already gone');
+  }
+  if (runcPid) {
+    try {
+      process.kill(runcPid, 'SIGKILL');
+    } catch {
+      // runc already exited
+    }
+  }
+}

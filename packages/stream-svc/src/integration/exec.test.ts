@@ -1,0 +1,112 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { callUnary, type cri } from '@skiff/proto';
+import { containerConfig, podConfig, rejectsWith } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
+import { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
+import { addBusyboxImage } from '@skiff/runtime-svc/dist/testing/test-image.js';
+import { isRoot } from '@skiff/runtime-svc/dist/testing/test-env.js';
+import { StreamDaemon } from '../testing/stream-daemon.js';
+import { openStream, runSession } from '../testing/ws-client.js';
+
+describe('exec over WebSocket', { skip: !isRoot && 'needs root', timeout: 120_000 }, () => {
+  let d: TestDaemon;
+  let stream: StreamDaemon;
+  let containerId: string;
+
+  before(async () => {
+    d = await TestDaemon.create({ network: true, runtimeToml: '[stream]\naddress = "127.0.0.1"\nport = 0' });
+    await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:stream-test', { Env: ['PATH=/bin'] });
+    await d.start();
+    stream = new StreamDaemon(d.configPath);
+    await stream.start();
+    const sandboxConfig: cri.PodSandboxConfig = podConfig(join(d.base, 'logs'));
+    const podId = (await callUnary(d.client, 'RunPodSandbox', { config: sandboxConfig })).pod_sandbox_id;
+    const config = containerConfig('app', 'docker.io/library/busybox:stream-test', { command: ['sleep', '3600'] });
+    containerId = (await callUnary(d.client, 'CreateContainer', { pod_sandbox_id: podId, config, sandbox_config: sandboxConfig })).container_id;
+    await callUnary(d.client, 'StartContainer', { container_id: containerId });
+  });
+
+  after(async () => {
+    await stream?.stop();
+    await d?.cleanup();
+  });
+
+  async function execUrl(cmd: string[], streams: Partial<cri.ExecRequest> = { stdout: true, stderr: true }): Promise<string> {
+    return (await callUnary(d.client, 'Exec', { container_id: containerId, cmd, ...streams })).url;
+  }
+
+  it('answers a URL on the streaming server', { timeout: 20_000 }, async () => {
+    const url = await execUrl(['true']);
+    assert.ok(url.startsWith(`${stream.baseUrl}/exec/`), url);
+  });
+
+  it('v5: stdin round trip with half-close, stdout and stderr apart, Success', { timeout: 20_000 }, async () => {
+    const url = await execUrl(['sh', '-c', 'cat; echo to-stderr >&2'], { stdin: true, stdout: true, stderr: true });
+    const r = await runSession(url, 'v5.channel.k8s.io', 'hello from stdin\n');
+    assert.equal(r.stdout, 'hello from stdin\n');
+    assert.equal(r.stderr, 'to-stderr\n');
+    assert.equal(JSON.parse(r.error).status, 'Success');
+  });
+
+  it('v4: stdin round trip and exit code 1 as NonZeroExitCode', { timeout: 20_000 }, async () => {
+    const url = await execUrl(['sh', '-c', 'read line; echo "got $line"; exit 1'], { stdin: true, stdout: true, stderr: true });
+    const r = await runSession(url, 'v4.channel.k8s.io', 'abcde\n');
+    assert.equal(r.stdout, 'got abcde\n');
+    const s = JSON.parse(r.error);
+    assert.equal(s.status, 'Failure');
+    assert.equal(s.reason, 'NonZeroExitCode');
+    assert.deepEqual(s.details.causes, [{ reason: 'ExitCode', message: '1' }]);
+  });
+
+  it('v4.base64: output is carried as base64 text', { timeout: 20_000 }, async () => {
+    const r = await runSession(await execUrl(['echo', 'base64 works']), 'v4.base64.channel.k8s.io');
+    assert.equal(r.stdout, 'base64 works\n');
+    assert.equal(JSON.parse(r.error).status, 'Success');
+  });
+
+  it('a process killed by SIGKILL reports 137', { timeout: 20_000 }, async () => {
+    const r = await runSession(await execUrl(['sh', '-c', 'kill -9 $$']), 'v5.channel.k8s.io');
+    assert.deepEqual(JSON.parse(r.error).details.causes, [{ reason: 'ExitCode', message: '137' }]);
+  });
+
+  it('channel.k8s.io (v1) reports failures as text and nothing on success', { timeout: 20_000 }, async () => {
+    const ok = await runSession(await execUrl(['true']), 'channel.k8s.io');
+    assert.equal(ok.error, '');
+    const failed = await runSession(await execUrl(['false']), 'channel.k8s.io');
+    assert.match(failed.error, /exit code 1/);
+  });
+
+  it('a token is single use; unknown tokens are 404', { timeout: 20_000 }, async () => {
+    const url = await execUrl(['true']);
+    await runSession(url, 'v5.channel.k8s.io');
+    await assert.rejects(openStream(url, 'v5.channel.k8s.io'), { statusCode: 404 });
+    await assert.rejects(openStream(`${stream.baseUrl}/exec/not-a-token`, 'v5.channel.k8s.io'), { statusCode: 404 });
+  });
+
+  it('the exec process is killed when the client goes away', { timeout: 20_000 }, async () => {
+    const url = await execUrl(['sh', '-c', 'echo started; exec sleep 1000'], { stdout: true });
+    const ws = await openStream(url, 'v5.channel.k8s.io');
+    await new Promise((resolve) => ws.once('message', resolve));
+    ws.terminate();
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const r = await callUnary(d.client, 'ExecSync', { container_id: containerId, cmd: ['sh', '-c', 'ps | grep -c "[s]leep 1000"'], timeout: 5 });
+      if (r.stdout.toString().trim() === '0') break;
+      assert.ok(Date.now() < deadline, 'the exec process still runs 10 s after the client left');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+
+  it('the kubelet\'s validation applies', { timeout: 20_000 }, async () => {
+    await rejectsWith(callUnary(d.client, 'Exec', { container_id: containerId, cmd: ['true'], tty: true, stdout: true, stderr: true }), status.INVALID_ARGUMENT, /tty and stderr/);
+    await rejectsWith(callUnary(d.client, 'Exec', { container_id: containerId, cmd: ['true'] }), status.INVALID_ARGUMENT, /one of stdin, stdout or stderr/);
+    await rejectsWith(callUnary(d.client, 'Exec', { container_id: '', cmd: ['true'], stdout: true }), status.INVALID_ARGUMENT, /container_id/);
+  });
+
+  it('answers UNAVAILABLE while stream-svc is down', { timeout: 20_000 }, async () => {
+    await stream.stop();
+    await rejectsWith(callUnary(d.client, 'Exec', { container_id: containerId, cmd: ['true'], stdout: true }), status.UNAVAILABLE, /stream-svc is not running/);
+  });
+});

@@ -1,0 +1,91 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type WebSocket from 'ws';
+import { callUnary, type cri } from '@skiff/proto';
+import { containerConfig, podConfig } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
+import { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
+import { addBusyboxImage } from '@skiff/runtime-svc/dist/testing/test-image.js';
+import { isRoot } from '@skiff/runtime-svc/dist/testing/test-env.js';
+import { StreamDaemon } from '../testing/stream-daemon.js';
+import { openStream } from '../testing/ws-client.js';
+
+const ECHO_PORT = 8080;
+const CLOSED_PORT = 8081;
+
+type Frames = Map<number, Buffer[]>;
+
+/** Frames per channel, the two-byte port prefix kept. */
+function collector(frames: Frames): (data: Buffer) => void {
+  return (data) => {
+    const list = frames.get(data[0]!) ?? [];
+    list.push(data.subarray(1));
+    frames.set(data[0]!, list);
+  };
+}
+
+async function until(what: string | (() => string), check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await sleep(50);
+  }
+}
+
+describe('port-forward over WebSocket', { skip: !isRoot && 'needs root', timeout: 120_000 }, () => {
+  let d: TestDaemon;
+  let stream: StreamDaemon;
+  let podId: string;
+
+  before(async () => {
+    d = await TestDaemon.create({ network: true, runtimeToml: '[stream]\naddress = "127.0.0.1"\nport = 0' });
+    await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:stream-test', { Env: ['PATH=/bin'] });
+    await d.start();
+    stream = new StreamDaemon(d.configPath);
+    await stream.start();
+    const sandboxConfig: cri.PodSandboxConfig = podConfig(join(d.base, 'logs'));
+    podId = (await callUnary(d.client, 'RunPodSandbox', { config: sandboxConfig })).pod_sandbox_id;
+    // An echo server in the pod, one `cat` per connection.
+    const config = containerConfig('echo', 'docker.io/library/busybox:stream-test', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
+    const id = (await callUnary(d.client, 'CreateContainer', { pod_sandbox_id: podId, config, sandbox_config: sandboxConfig })).container_id;
+    await callUnary(d.client, 'StartContainer', { container_id: id });
+    await sleep(300);
+  });
+
+  after(async () => {
+    await stream?.stop();
+    await d?.cleanup();
+  });
+
+  async function forward(ports: number[], frames: Frames): Promise<WebSocket> {
+    const { url } = await callUnary(d.client, 'PortForward', { pod_sandbox_id: podId, port: ports });
+    assert.ok(url.startsWith(`${stream.baseUrl}/portforward/`), url);
+    return openStream(url, 'v4.channel.k8s.io', collector(frames));
+  }
+
+  it('carries bytes both ways and reports a refused port without ending the session', { timeout: 30_000 }, async () => {
+    const frames: Frames = new Map();
+    const ws = await forward([ECHO_PORT, CLOSED_PORT], frames);
+    await until('port prefixes', () => [0, 1, 2, 3].every((c) => (frames.get(c)?.length ?? 0) >= 1));
+    assert.equal(frames.get(0)![0]!.readUInt16LE(), ECHO_PORT);
+    assert.equal(frames.get(2)![0]!.readUInt16LE(), CLOSED_PORT);
+    await until('the refusal of the closed port', () => (frames.get(3)?.length ?? 0) >= 2);
+    assert.match(Buffer.concat(frames.get(3)!.slice(1)).toString(), /8081.*refused/i);
+
+    ws.send(Buffer.concat([Buffer.of(0), Buffer.from('ping\n')]));
+    await until('the echo', () => Buffer.concat(frames.get(0)!.slice(1)).toString() === 'ping\n');
+    assert.equal(ws.readyState, ws.OPEN);
+    ws.close();
+  });
+
+  it('serves parallel sessions on the same port', { timeout: 30_000 }, async () => {
+    const received: Frames[] = [new Map(), new Map(), new Map()];
+    const sessions = await Promise.all(received.map((frames) => forward([ECHO_PORT], frames)));
+    sessions.forEach((ws, i) => ws.send(Buffer.concat([Buffer.of(0), Buffer.from(`session ${i}\n`)])));
+    for (const [i, frames] of received.entries()) {
+      await until(() => `echo of session ${i} (got ${JSON.stringify([...frames].map(([c, f]) => [c, Buffer.concat(f).toString("hex")]))})`, () => Buffer.concat((frames.get(0) ?? []).slice(1)).toString() === `session ${i}\n`);
+    }
+    for (const ws of sessions) ws.close();
+  });
+});

@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '@skiff/common';
+import { startInternalServer } from './internal-server.js';
+import { TokenStore } from './token-store.js';
+
+function post(socketPath: string, body: unknown): Promise<{ status: number; body: { url?: string; message?: string } }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path: '/v1/streams', method: 'POST', headers: { 'content-type': 'application/json' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+test('the internal socket registers requests and answers 201, 400, 429 and 501', async () => {
+  const dir = await fs.mkdtemp(join(tmpdir(), 'skiff-stream-'));
+  const socket = join(dir, 'internal.sock');
+  const tokens = new TokenStore(60_000, 2);
+  const app = await startInternalServer({ socket, tokens, baseUrl: () => 'http://127.0.0.1:1', log: createLogger('test', 'fatal') });
+  try {
+    assert.equal((await fs.stat(socket)).mode & 0o777, 0o600);
+    const pf = { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/proc/1/ns/net', ports: [80] };
+    const ok = await post(socket, pf);
+    assert.equal(ok.status, 201);
+    assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
+    assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', ports: [0] })).status, 400);
+    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/r', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
+    assert.equal((await post(socket, tty)).status, 501);
+    await post(socket, pf);
+    const full = await post(socket, pf);
+    assert.equal(full.status, 429);
+    assert.match(full.body.message ?? '', /2 streaming requests are waiting/);
+  } finally {
+    await app.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,32 @@
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common';
+import { startInternalServer } from './internal-server.js';
+import { startPublicServer } from './public-server.js';
+import { TokenStore } from './token-store.js';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { config: { type: 'string' } } });
+  const config = await loadConfig(values.config);
+  const log = createLogger('stream-svc', config.log_level);
+  const scratchDir = join(config.run_dir, 'stream');
+  await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
+
+  const tokens = new TokenStore();
+  const idleTimeoutMs = parseDuration(config.stream.idle_timeout)!;
+  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, log });
+  const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
+  log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
+
+  stopOnSignals(log, async () => {
+    await internal.close();
+    await fs.rm(config.stream.internal_socket, { force: true });
+    await pub.app.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`stream-svc: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { RawData, WebSocket } from 'ws';
+import type { Logger } from '@skiff/common';
+import type { PortForwardStreamRequest } from './requests.js';
+
+export const PORT_FORWARD_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io'] as const;
+
+/** Run in the pod's network namespace to reach its ports; the host's static busybox carries the bytes. */
+export const NSENTER = '/usr/bin/nsenter';
+export const BUSYBOX = '/usr/bin/busybox';
+
+/** Ports of a WebSocket port-forward: the request's, else the URL's `port` parameters. */
+export function forwardedPorts(request: PortForwardStreamRequest, url: string | undefined): number[] {
+  if (request.ports.length > 0) return request.ports;
+  const params = new URL(url ?? '/', 'http://x').searchParams.getAll('port');
+  return params.map(Number).filter((p) => Number.isInteger(p) && p > 0 && p < 65536);
+}
+
+function portPrefix(port: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(port);
+  return b;
+}
+
+/**
+ * The kubelet's WebSocket port-forward: port i has data channel 2i and error channel 2i+1, and the
+ * first frame the server sends on each is the port (uint16, little-endian). Each port gets one TCP
+ * connection inside the pod's network namespace; a refused port is reported on its error channel
+ * and the others go on.
+ */
+export function servePortForward(request: PortForwardStreamRequest, ws: WebSocket, idleTimeoutMs: number, log: Logger, url?: string): void {
+  const ports = forwardedPorts(request, url);
+  if (ports.length === 0) {
+    ws.close(1008, 'no port to forward: name ports in the PortForward request or as ?port=N');
+    return;
+  }
+  const send = (channel: number, data: Buffer): void => {
+    if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.of(channel), data]), { binary: true });
+  };
+  let idle: NodeJS.Timeout | undefined;
+  const touch = (): void => {
+    clearTimeout(idle);
+    idle = setTimeout(() => ws.close(1000, 'idle timeout'), idleTimeoutMs);
+    idle.unref();
+  };
+  touch();
+
+  const connections: ChildProcess[] = ports.map((port, i) => {
+    send(2 * i, portPrefix(port));
+    send(2 * i + 1, portPrefix(port));
+    const child = spawn(NSENTER, [`--net=${request.netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let errors = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      touch();
+      send(2 * i, chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+    child.stdin.on('error', () => undefined);
+    child.on('exit', (code) => {
+      if (code !== 0 && ws.readyState === ws.OPEN) {
+        const reason = errors.trim() || `exit code ${code}`;
+        send(2 * i + 1, Buffer.from(`error forwarding port ${port} to pod ${request.podSandboxId}: ${reason}`));
+      }
+    });
+    return child;
+  });
+
+  ws.on('message', (raw: RawData) => {
+    touch();
+    const bytes = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+    if (bytes.length < 1) return;
+    const channel = bytes[0]!;
+    const child = channel % 2 === 0 ? connections[channel / 2] : undefined;
+    if (child && child.stdin && !child.stdin.destroyed && bytes.length > 1) child.stdin.write(bytes.subarray(1));
+  });
+  ws.on('close', () => {
+    clearTimeout(idle);
+    for (const child of connections) if (child.exitCode === null) child.kill('SIGKILL');
+    log.info({ sandbox: request.podSandboxId, ports }, 'port-forward ended');
+  });
+  log.info({ sandbox: request.podSandboxId, ports }, 'port-forward started');
+}
