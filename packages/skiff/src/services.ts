@@ -15,22 +15,20 @@ export interface ServiceSpec {
   probe(config: SkiffConfig, timeoutMs: number): Promise<void>;
 }
 
-async function probeImageService(config: SkiffConfig, timeoutMs: number): Promise<void> {
-  const client = createImageClient(config.image.socket);
+async function closing<C extends { close(): void }>(client: C, use: (client: C) => Promise<unknown>): Promise<void> {
   try {
-    await callUnary(client, 'ImageFsInfo', {}, { timeoutMs });
+    await use(client);
   } finally {
     client.close();
   }
 }
 
-async function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Promise<void> {
-  const client = createRuntimeClient(config.runtime.socket);
-  try {
-    await callUnary(client, 'Version', {}, { timeoutMs });
-  } finally {
-    client.close();
-  }
+function probeImageService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  return closing(createImageClient(config.image.socket), (client) => callUnary(client, 'ImageFsInfo', {}, { timeoutMs }));
+}
+
+function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  return closing(createRuntimeClient(config.runtime.socket), (client) => callUnary(client, 'Version', {}, { timeoutMs }));
 }
 
 /** The streaming server's base URL (what Exec, Attach and PortForward URLs start with). */

@@ -1,36 +1,27 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
-import { containerConfig, podConfig, rejectsWith } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
-import { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
-import { addBusyboxImage } from '@skiff/runtime-svc/dist/testing/test-image.js';
+import { rejectsWith } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
+import type { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
 import { isRoot } from '@skiff/runtime-svc/dist/testing/test-env.js';
-import { StreamDaemon } from '../testing/stream-daemon.js';
+import type { StreamDaemon } from '../testing/stream-daemon.js';
+import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
 import { openStream, runSession } from '../testing/ws-client.js';
 
 describe('exec over WebSocket', { skip: !isRoot && 'needs root', timeout: 120_000 }, () => {
+  let pod: StreamPod | undefined;
   let d: TestDaemon;
   let stream: StreamDaemon;
   let containerId: string;
 
   before(async () => {
-    d = await TestDaemon.create({ network: true, runtimeToml: '[stream]\naddress = "127.0.0.1"\nport = 0' });
-    await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:stream-test', { Env: ['PATH=/bin'] });
-    await d.start();
-    stream = new StreamDaemon(d.configPath);
-    await stream.start();
-    const sandboxConfig: cri.PodSandboxConfig = podConfig(join(d.base, 'logs'));
-    const podId = (await callUnary(d.client, 'RunPodSandbox', { config: sandboxConfig })).pod_sandbox_id;
-    const config = containerConfig('app', 'docker.io/library/busybox:stream-test', { command: ['sleep', '3600'] });
-    containerId = (await callUnary(d.client, 'CreateContainer', { pod_sandbox_id: podId, config, sandbox_config: sandboxConfig })).container_id;
-    await callUnary(d.client, 'StartContainer', { container_id: containerId });
+    pod = await startStreamPod('app', ['sleep', '3600']);
+    ({ runtime: d, stream, containerId } = pod);
   });
 
   after(async () => {
-    await stream?.stop();
-    await d?.cleanup();
+    await pod?.stop();
   });
 
   async function execUrl(cmd: string[], streams: Partial<cri.ExecRequest> = { stdout: true, stderr: true }): Promise<string> {

@@ -1,14 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
-import { callUnary, type cri } from '@skiff/proto';
-import { containerConfig, podConfig } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
-import { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
-import { addBusyboxImage } from '@skiff/runtime-svc/dist/testing/test-image.js';
+import { callUnary } from '@skiff/proto';
+import type { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
 import { isRoot } from '@skiff/runtime-svc/dist/testing/test-env.js';
-import { StreamDaemon } from '../testing/stream-daemon.js';
+import type { StreamDaemon } from '../testing/stream-daemon.js';
+import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
 import { openStream } from '../testing/ws-client.js';
 
 const ECHO_PORT = 8080;
@@ -34,28 +32,20 @@ async function until(what: string | (() => string), check: () => boolean): Promi
 }
 
 describe('port-forward over WebSocket', { skip: !isRoot && 'needs root', timeout: 120_000 }, () => {
+  let pod: StreamPod | undefined;
   let d: TestDaemon;
   let stream: StreamDaemon;
   let podId: string;
 
   before(async () => {
-    d = await TestDaemon.create({ network: true, runtimeToml: '[stream]\naddress = "127.0.0.1"\nport = 0' });
-    await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:stream-test', { Env: ['PATH=/bin'] });
-    await d.start();
-    stream = new StreamDaemon(d.configPath);
-    await stream.start();
-    const sandboxConfig: cri.PodSandboxConfig = podConfig(join(d.base, 'logs'));
-    podId = (await callUnary(d.client, 'RunPodSandbox', { config: sandboxConfig })).pod_sandbox_id;
     // An echo server in the pod, one `cat` per connection.
-    const config = containerConfig('echo', 'docker.io/library/busybox:stream-test', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
-    const id = (await callUnary(d.client, 'CreateContainer', { pod_sandbox_id: podId, config, sandbox_config: sandboxConfig })).container_id;
-    await callUnary(d.client, 'StartContainer', { container_id: id });
+    pod = await startStreamPod('echo', ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat']);
+    ({ runtime: d, stream, podId } = pod);
     await sleep(300);
   });
 
   after(async () => {
-    await stream?.stop();
-    await d?.cleanup();
+    await pod?.stop();
   });
 
   async function forward(ports: number[], frames: Frames): Promise<WebSocket> {
