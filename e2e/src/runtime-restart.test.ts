@@ -1,11 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { callUnary, type cri } from '@skiff/proto';
 import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
-import { inventoryIds, type RuntimeInventory } from './lib/runtime-inventory.js';
+import { inventoryIds, placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
 
 const run = promisify(execFile);
 
@@ -25,6 +27,20 @@ type OpKind = 'create' | 'start' | 'stop' | 'run-pod';
 const OPS: readonly OpKind[] = ['create', 'start', 'stop', 'run-pod'];
 
 let h: RuntimeHarness;
+/** What the supervisors that were restarted printed, kept for the report when the test fails. */
+const earlierOutput: string[] = [];
+
+/** Writes every supervisor's output (the services' logs) to a file named in the failure. */
+async function withServiceLogsOnFailure(check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (err) {
+    const file = join(tmpdir(), `skiff-restart-failure-${Date.now()}.log`);
+    await writeFile(file, [...earlierOutput, h.skiff.output()].join('\n----- skiff up restarted -----\n'));
+    if (err instanceof Error) err.message += `\n(the services' logs are in ${file})`;
+    throw err;
+  }
+}
 
 before(async () => {
   h = await startRuntimeHarness({ images: ['busybox'] });
@@ -68,6 +84,7 @@ async function killRuntimeService(pid: number, restartSupervisor: boolean): Prom
   if (restartSupervisor) {
     // Let the supervisor see the death first: it must not matter when the orderly stop comes.
     await sleep(50);
+    earlierOutput.push(h.skiff.output());
     await h.restartSkiff();
   } else {
     await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
@@ -157,42 +174,48 @@ describe('runtime-svc killed in the middle of calls', () => {
     t.diagnostic(`${interrupted} of ${KILLS} kills landed while the call was in flight`);
     assert.ok(interrupted >= KILLS / 2, `only ${interrupted} kills interrupted a call`);
 
-    // Every container: listed with the state runc knows it in; the running ones with a live pid.
-    const containers = await listContainers();
-    const sandboxes = await listPods();
-    for (const id of running) assert.equal(containers.find((c) => c.id === id)?.state, 'CONTAINER_RUNNING', id);
-    for (const c of containers) {
-      const runcState = await runcStatus(c.id);
-      assert.ok(RUNC_FOR_CONTAINER[c.state]!.includes(runcState), `container ${c.id} is ${c.state} but runc says ${runcState}`);
-      if (c.state === 'CONTAINER_RUNNING') {
-        const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: c.id, verbose: true });
-        const pid = (JSON.parse(info['info']!) as { pid: number }).pid;
-        assert.doesNotThrow(() => process.kill(pid, 0), `the process of running container ${c.id} is alive`);
-      }
-    }
-    for (const s of sandboxes) {
-      const runcState = await runcStatus(s.id);
-      assert.equal(s.state === 'SANDBOX_READY', runcState === 'running', `sandbox ${s.id} is ${s.state} but runc says ${runcState}`);
-    }
-
-    // Nothing on the machine belongs to anything the runtime does not list.
-    const ready = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.id));
-    const live = new Set([...ready, ...containers.filter((c) => c.state !== 'CONTAINER_EXITED').map((c) => c.id)]);
-    const listed = new Set([...sandboxes.map((s) => s.id), ...containers.map((c) => c.id)]);
-    const inventory = await h.inventory();
-    const strays = (ids: Iterable<string>, allowed: Set<string>): string[] => [...ids].filter((id) => !allowed.has(id));
-    assert.deepEqual(strays(inventoryIds(inventory), listed), [], 'ids on the machine the runtime does not list');
-    assert.deepEqual(strays(inventory.netns, ready), [], 'network namespaces of sandboxes that are not ready');
-    assert.deepEqual(strays(Object.values(inventory.ipOwners), ready), [], 'addresses held for sandboxes that are not ready');
-    assert.deepEqual(strays(inventory.natRuleOwners, ready), [], 'nat rules of sandboxes that are not ready');
-    assert.deepEqual(strays(inventory.monitors.map((m) => m.id), live), [], 'conmon processes whose container has exited or is gone');
-    const mountIds = inventory.mounts.flatMap((m) => m.split('/').filter((p) => /^[0-9a-f]{64}$/.test(p)));
-    assert.deepEqual(strays(mountIds, listed), [], 'mounts of removed sandboxes or containers');
-
-    // And removing everything through the CRI leaves the machine clean.
-    for (const s of sandboxes) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: s.id }, { timeoutMs: 60_000 });
-    const empty: RuntimeInventory = { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
-    assert.deepEqual(await h.inventory(), empty);
+    await withServiceLogsOnFailure(() => checkFinalState(running));
     t.diagnostic(`the kill loop took ${Math.round((Date.now() - started) / 1000)} s`);
   });
 });
+
+/** After the kills: the runtime's answers agree with the machine, and removing everything leaves it clean. */
+async function checkFinalState(running: Set<string>): Promise<void> {
+  // Every container: listed with the state runc knows it in; the running ones with a live pid.
+  const containers = await listContainers();
+  const sandboxes = await listPods();
+  for (const id of running) assert.equal(containers.find((c) => c.id === id)?.state, 'CONTAINER_RUNNING', id);
+  for (const c of containers) {
+    const runcState = await runcStatus(c.id);
+    assert.ok(RUNC_FOR_CONTAINER[c.state]!.includes(runcState), `container ${c.id} is ${c.state} but runc says ${runcState}`);
+    if (c.state === 'CONTAINER_RUNNING') {
+      const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: c.id, verbose: true });
+      const pid = (JSON.parse(info['info']!) as { pid: number }).pid;
+      assert.doesNotThrow(() => process.kill(pid, 0), `the process of running container ${c.id} is alive`);
+    }
+  }
+  for (const s of sandboxes) {
+    const runcState = await runcStatus(s.id);
+    assert.equal(s.state === 'SANDBOX_READY', runcState === 'running', `sandbox ${s.id} is ${s.state} but runc says ${runcState}`);
+  }
+
+  // Nothing on the machine belongs to anything the runtime does not list.
+  const ready = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.id));
+  const live = new Set([...ready, ...containers.filter((c) => c.state !== 'CONTAINER_EXITED').map((c) => c.id)]);
+  const listed = new Set([...sandboxes.map((s) => s.id), ...containers.map((c) => c.id)]);
+  const inventory = await h.inventory();
+  const strays = (ids: Iterable<string>, allowed: Set<string>): string[] => [...ids].filter((id) => !allowed.has(id));
+  const unlisted = strays(inventoryIds(inventory), listed).map((id) => `${id} (${placesOf(inventory, id).join(', ')})`);
+  assert.deepEqual(unlisted, [], 'ids on the machine the runtime does not list');
+  assert.deepEqual(strays(inventory.netns, ready), [], 'network namespaces of sandboxes that are not ready');
+  assert.deepEqual(strays(Object.values(inventory.ipOwners), ready), [], 'addresses held for sandboxes that are not ready');
+  assert.deepEqual(strays(inventory.natRuleOwners, ready), [], 'nat rules of sandboxes that are not ready');
+  assert.deepEqual(strays(inventory.monitors.map((m) => m.id), live), [], 'conmon processes whose container has exited or is gone');
+  const mountIds = inventory.mounts.flatMap((m) => m.split('/').filter((p) => /^[0-9a-f]{64}$/.test(p)));
+  assert.deepEqual(strays(mountIds, listed), [], 'mounts of removed sandboxes or containers');
+
+  // And removing everything through the CRI leaves the machine clean.
+  for (const s of sandboxes) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: s.id }, { timeoutMs: 60_000 });
+  const empty: RuntimeInventory = { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
+  assert.deepEqual(await h.inventory(), empty);
+}

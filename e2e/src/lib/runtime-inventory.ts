@@ -18,6 +18,7 @@
  *     sandboxDirs, containerDirs, cniResults   the runtime's own directories and cache files
  *   }
  *   inventoryIds(inventory): Set<string>   every container / sandbox id the inventory mentions
+ *   placesOf(inventory, id): string[]      which parts of the inventory mention id (for messages)
  *   subtractBaseline(inventory, baseline)  drops addresses and rules present at the baseline
  *                                          (host-local's directory may be shared with others)
  *   listConmonProcesses(runDir): Promise<{ pid, id }[]>
@@ -187,4 +188,13 @@ export function inventoryIds(inventory: RuntimeInventory): Set<string> {
   for (const mount of inventory.mounts) for (const part of mount.split('/')) if (FULL_ID.test(part)) ids.add(part);
   for (const file of inventory.cniResults) for (const match of file.matchAll(/[0-9a-f]{64}/g)) ids.add(match[0]);
   return ids;
+}
+
+/** The names of the inventory's parts that mention `id`, so a failure says what was left behind. */
+export function placesOf(inventory: RuntimeInventory, id: string): string[] {
+  const places: string[] = [];
+  for (const [part, value] of Object.entries(inventory) as [keyof RuntimeInventory, RuntimeInventory[keyof RuntimeInventory]][]) {
+    if (JSON.stringify(value).includes(id)) places.push(part);
+  }
+  return places;
 }

@@ -18,7 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callUnary, createImageClient, type ImageServiceClient } from '@skiff/proto';
 import { makeTempDir, removeDir } from './tmp.js';
@@ -92,7 +92,8 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         `port = ${await getFreePort()}`,
         `[runtime]`,
         `cni_conf_dir = "${join(dir, 'cni')}"`,
-        `cgroup_parent = "/skiff-e2e"`,
+        // One parent per instance: what a test finds under it is its own, even with others running.
+        `cgroup_parent = "/${basename(dir)}"`,
         options.config ?? '',
       ].join('\n'),
     );

@@ -15,9 +15,27 @@ export async function fsyncDir(dir: string): Promise<void> {
  * Crash-safe replace: write a temp file beside the target, fsync it, rename over the target,
  * fsync the directory. A reader sees either the old or the new content, never a mix.
  */
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/** The temp file atomicWriteFile uses for `path`. */
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/**
+ * Removes the temp files of atomic writes that a crash cut short in `dir` (not recursive).
+ * Only for directories whose writer is not running. Resolves with how many were removed.
+ */
+export async function removeAtomicWriteDebris(dir: string): Promise<number> {
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const debris = names.filter((n) => TEMP_NAME.test(n));
+  await Promise.all(debris.map((n) => fs.rm(join(dir, n), { force: true })));
+  return debris.length;
+}
+
 export async function atomicWriteFile(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPathFor(path);
   const handle = await fs.open(tmp, 'wx', mode);
   try {
     await handle.writeFile(data);

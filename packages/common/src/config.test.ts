@@ -36,3 +36,13 @@ test('the shipped config/skiff.toml documents exactly the defaults', async () =>
   const shipped = new URL('../../../config/skiff.toml', import.meta.url).pathname;
   assert.deepEqual(await loadConfig(shipped), defaultConfig());
 });
+
+test('logs-svc: its socket follows run_dir, its state follows root, a bad flush_timeout is named', async () => {
+  const c = await loadConfig(write('run_dir = "/tmp/x"\nroot = "/tmp/r"\n'));
+  assert.equal(c.logs.internal_socket, '/tmp/x/logs-internal.sock');
+  assert.equal(c.logs.state_dir, '/tmp/r/logs');
+  const own = await loadConfig(write('root = "/tmp/r"\n[logs]\nstate_dir = "/srv/logs"\n'));
+  assert.equal(own.logs.state_dir, '/srv/logs');
+  await assert.rejects(loadConfig(write('[logs]\nflush_timeout = "soon"')), /logs.flush_timeout/);
+  await assert.rejects(loadConfig(write('[logs]\nstate_dir = "rel"')), /logs.state_dir/);
+});

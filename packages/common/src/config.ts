@@ -48,6 +48,17 @@ export interface StreamServiceConfig {
   internal_socket: string;
 }
 
+export interface LogsServiceConfig {
+  /** Root-only socket the runtime service tells logs-svc about containers on. */
+  internal_socket: string;
+  /** logs-svc's journal cursor and the sizes of the files it wrote; defaults to root/logs. */
+  state_dir: string;
+  /** The journalctl binary that follows the journal. */
+  journalctl: string;
+  /** Longest wait for a flush or a log reopen to see its barrier come back from the journal ("5s"). */
+  flush_timeout: string;
+}
+
 export interface SkiffConfig {
   /** Persistent state: image store, container and sandbox records. */
   root: string;
@@ -59,6 +70,7 @@ export interface SkiffConfig {
   image: ImageServiceConfig;
   runtime: RuntimeServiceConfig;
   stream: StreamServiceConfig;
+  logs: LogsServiceConfig;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +107,12 @@ export function defaultConfig(): SkiffConfig {
       port: 10010,
       idle_timeout: '4h',
       internal_socket: '/run/skiff/stream-internal.sock',
+    },
+    logs: {
+      internal_socket: '/run/skiff/logs-internal.sock',
+      state_dir: '/var/lib/skiff/logs',
+      journalctl: '/usr/bin/journalctl',
+      flush_timeout: '5s',
     },
   };
 }
@@ -192,6 +210,9 @@ function validate(config: SkiffConfig): void {
     ['runtime.cni_conf_dir', config.runtime.cni_conf_dir],
     ['runtime.cgroup_parent', config.runtime.cgroup_parent],
     ['stream.internal_socket', config.stream.internal_socket],
+    ['logs.internal_socket', config.logs.internal_socket],
+    ['logs.state_dir', config.logs.state_dir],
+    ['logs.journalctl', config.logs.journalctl],
   ] as const) {
     if (!value.startsWith('/')) throw new ConfigError(`"${key}" must be an absolute path, got "${value}"`);
   }
@@ -200,6 +221,9 @@ function validate(config: SkiffConfig): void {
   }
   validateRuntime(config.runtime);
   validateStream(config.stream);
+  if (parseDuration(config.logs.flush_timeout) === undefined) {
+    throw new ConfigError(`"logs.flush_timeout" must be a duration such as "5s", got ${JSON.stringify(config.logs.flush_timeout)}`);
+  }
   const n = config.image.max_concurrent_downloads;
   if (!Number.isInteger(n) || n < 1 || n > 64) {
     throw new ConfigError(`"image.max_concurrent_downloads" must be an integer from 1 to 64, got ${n}`);
@@ -242,7 +266,10 @@ export async function loadConfig(path?: string): Promise<SkiffConfig> {
       config.image.socket = join(runDir, 'image.sock');
       config.runtime.socket = join(runDir, 'runtime.sock');
       config.stream.internal_socket = join(runDir, 'stream-internal.sock');
+      config.logs.internal_socket = join(runDir, 'logs-internal.sock');
     }
+    // logs-svc's state follows root unless set on its own.
+    if (typeof parsed['root'] === 'string') config.logs.state_dir = join(parsed['root'], 'logs');
     try {
       overlay(config as unknown as Table, parsed, '');
     } catch (err) {

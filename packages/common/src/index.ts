@@ -1,6 +1,6 @@
 export { createLogger, type Logger, type LogLevel } from './logger.js';
-export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists } from './atomic-file.js';
-export { loadConfig, configPathFor, defaultConfig, parseDuration, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type StreamServiceConfig } from './config.js';
+export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris } from './atomic-file.js';
+export { loadConfig, configPathFor, defaultConfig, parseDuration, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type StreamServiceConfig, type LogsServiceConfig } from './config.js';
 export { StatusError, statusError, toServiceError, type GrpcCode } from './grpc-status.js';
 export { listenOnUnixSocket, type UnixSocketServer } from './unix-socket-server.js';
 export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import type { SkiffConfig } from '@skiff/common';
 import { createImageClient, createRuntimeClient, callUnary } from '@skiff/proto';
@@ -9,10 +10,12 @@ export interface ServiceSpec {
   name: string;
   /** The JavaScript entry point run with this node binary. */
   entry: string;
+  /** node options given before the entry point. */
+  nodeOptions?: string[];
   /** The socket or address operators and the kubelet use. */
   endpoint(config: SkiffConfig): string;
-  /** Resolves when the service answers a real call on its endpoint. */
-  probe(config: SkiffConfig, timeoutMs: number): Promise<void>;
+  /** Resolves when the service answers a real call on its endpoint, with what it reports about itself if anything. */
+  probe(config: SkiffConfig, timeoutMs: number): Promise<void | Record<string, unknown>>;
 }
 
 async function closing<C extends { close(): void }>(client: C, use: (client: C) => Promise<unknown>): Promise<void> {
@@ -42,6 +45,27 @@ async function probeStreamService(config: SkiffConfig, timeoutMs: number): Promi
   if (!res.ok) throw new Error(`stream-svc health check answered HTTP ${res.status}`);
 }
 
+/** logs-svc answers its status (readiness, journald rate-limit notices, write errors) on its root-only internal socket. */
+function probeLogsService(config: SkiffConfig, timeoutMs: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath: config.logs.internal_socket, path: '/v1/status', method: 'GET', agent: false, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`logs-svc status answered HTTP ${res.statusCode}`));
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        } catch {
+          reject(new Error('logs-svc status is not JSON'));
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`logs-svc did not answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
@@ -60,5 +84,13 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/stream-svc/dist/main.js'),
     endpoint: streamBaseUrl,
     probe: probeStreamService,
+  },
+  {
+    name: 'logs-svc',
+    entry: require.resolve('@skiff/logs-svc/dist/main.js'),
+    // Almost all it allocates is short-lived buffers: a small young generation keeps it small.
+    nodeOptions: ['--max-semi-space-size=1', '--max-old-space-size=64'],
+    endpoint: (config) => config.logs.internal_socket,
+    probe: probeLogsService,
   },
 ];

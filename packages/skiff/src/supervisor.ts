@@ -77,8 +77,11 @@ export class Supervisor {
 
   private launch(entry: Running): void {
     const { spec } = entry;
-    const args = this.configPath === undefined ? [spec.entry] : [spec.entry, '--config', this.configPath];
+    const args = [...(spec.nodeOptions ?? []), ...(this.configPath === undefined ? [spec.entry] : [spec.entry, '--config', this.configPath])];
+    // A session of its own: the service leads a process group, so after a crash its successor can
+    // find the children it left behind (runtime-svc's recovery waits for them).
     const child = spawn(process.execPath, args, {
+      detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, SKIFF_SUPERVISED: '1' },
     });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@skiff/common';
+import { runExecWithTerminal } from './exec-tty-runner.js';
 import type { ExecStreamRequest } from './requests.js';
 import type { StreamSession } from './session.js';
 
@@ -11,15 +12,13 @@ const DRAIN_MS = 500;
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6, SIGSEGV: 11 };
 
 /**
- * Runs an exec request without a terminal: `runc exec` hands our pipes straight to the process, so
+ * Runs an exec request. With a terminal it goes through conmon (`exec-tty-runner.ts`); without
+ * one: `runc exec` hands our pipes straight to the process, so
  * stdin, stdout and stderr stream as they come. The process's pid (from runc's pid file) is killed
  * when the client goes away, since runc cannot forward SIGKILL.
  */
 export async function runExec(request: ExecStreamRequest, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
-  if (request.tty) {
-    session.finish({ error: 'Exec with a terminal (tty) is not supported by this runtime yet; run the command without -t' });
-    return;
-  }
+  if (request.tty) return runExecWithTerminal(request, session, scratchDir, log);
   const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
   const processFile = join(dir, 'process.json');
   const pidFile = join(dir, 'pid');

@@ -20,10 +20,10 @@ function post(socketPath: string, body: unknown): Promise<{ status: number; body
   });
 }
 
-test('the internal socket registers requests and answers 201, 400, 429 and 501', async () => {
+test('the internal socket registers requests and answers 201, 400 and 429', async () => {
   const dir = await fs.mkdtemp(join(tmpdir(), 'skiff-stream-'));
   const socket = join(dir, 'internal.sock');
-  const tokens = new TokenStore(60_000, 2);
+  const tokens = new TokenStore(60_000, 3);
   const app = await startInternalServer({ socket, tokens, baseUrl: () => 'http://127.0.0.1:1', log: createLogger('test', 'fatal') });
   try {
     assert.equal((await fs.stat(socket)).mode & 0o777, 0o600);
@@ -33,11 +33,17 @@ test('the internal socket registers requests and answers 201, 400, 429 and 501',
     assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
     assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', ports: [0] })).status, 400);
     const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/r', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
-    assert.equal((await post(socket, tty)).status, 501);
-    await post(socket, pf);
+    const ttyExec = await post(socket, tty);
+    assert.equal(ttyExec.status, 201);
+    assert.match(ttyExec.body.url ?? '', /\/exec\/[A-Za-z0-9_-]+$/);
+    assert.equal((await post(socket, { ...tty, conmonPath: 'conmon' })).status, 400);
+    const attach = { kind: 'attach', containerId: 'c', attachSocket: '/run/a/c/attach', ctlFile: '/b/ctl', tty: false, stdout: true, stderr: true };
+    const attached = await post(socket, attach);
+    assert.equal(attached.status, 201);
+    assert.match(attached.body.url ?? '', /\/attach\/[A-Za-z0-9_-]+$/);
     const full = await post(socket, pf);
     assert.equal(full.status, 429);
-    assert.match(full.body.message ?? '', /2 streaming requests are waiting/);
+    assert.match(full.body.message ?? '', /3 streaming requests are waiting/);
   } finally {
     await app.close();
     await fs.rm(dir, { recursive: true, force: true });

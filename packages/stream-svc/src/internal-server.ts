@@ -4,16 +4,9 @@ import type { Logger } from '@skiff/common';
 import { InvalidStreamRequest, parseStreamRequest, type StreamRequest } from './requests.js';
 import { TokenStore, TooManyTokens } from './token-store.js';
 
-/** Requests this server cannot serve yet, refused at registration rather than with a dead URL. */
-export function unsupportedReason(request: StreamRequest): string | undefined {
-  if (request.kind === 'exec' && request.tty) return 'Exec with a terminal (tty) is not supported by this runtime yet; run the command without a terminal';
-  if (request.kind === 'attach') return 'Attach is not supported by this runtime yet';
-  return undefined;
-}
-
 /**
  * The runtime service's door: POST /v1/streams with a resolved request answers 201 {url}; 400 for
- * an invalid request, 429 when too many are outstanding, 501 for what is not supported. Root only.
+ * an invalid request, 429 when too many are outstanding. Root only.
  */
 export async function startInternalServer(options: { socket: string; tokens: TokenStore; baseUrl: () => string; log: Logger }): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
@@ -25,8 +18,6 @@ export async function startInternalServer(options: { socket: string; tokens: Tok
       if (err instanceof InvalidStreamRequest) return reply.code(400).send({ message: err.message });
       throw err;
     }
-    const unsupported = unsupportedReason(request);
-    if (unsupported) return reply.code(501).send({ message: unsupported });
     try {
       const token = options.tokens.issue(request);
       return reply.code(201).send({ url: `${options.baseUrl()}/${request.kind}/${token}` });

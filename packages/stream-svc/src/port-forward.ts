@@ -1,9 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@skiff/common';
 import type { PortForwardStreamRequest } from './requests.js';
 
-export const PORT_FORWARD_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io'] as const;
+/** WebSocket port-forward subprotocols: channel pairs per port, or SPDY frames carried in the WebSocket. */
+export const SPDY_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
+export const PORT_FORWARD_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io', SPDY_TUNNEL_PROTOCOL] as const;
 
 /** Run in the pod's network namespace to reach its ports; the host's static busybox carries the bytes. */
 export const NSENTER = '/usr/bin/nsenter';
@@ -14,6 +16,11 @@ export function forwardedPorts(request: PortForwardStreamRequest, url: string | 
   if (request.ports.length > 0) return request.ports;
   const params = new URL(url ?? '/', 'http://x').searchParams.getAll('port');
   return params.map(Number).filter((p) => Number.isInteger(p) && p > 0 && p < 65536);
+}
+
+/** One TCP connection to `port` inside the pod's network namespace, as a child's stdin and stdout. */
+export function dialPodPort(netnsPath: string, port: number): ChildProcessWithoutNullStreams {
+  return spawn(NSENTER, [`--net=${netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 function portPrefix(port: number): Buffer {
@@ -48,7 +55,7 @@ export function servePortForward(request: PortForwardStreamRequest, ws: WebSocke
   const connections: ChildProcess[] = ports.map((port, i) => {
     send(2 * i, portPrefix(port));
     send(2 * i + 1, portPrefix(port));
-    const child = spawn(NSENTER, [`--net=${request.netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = dialPodPort(request.netnsPath, port);
     let errors = '';
     child.stdout.on('data', (chunk: Buffer) => {
       touch();

@@ -22,9 +22,14 @@ export interface ExecStreamRequest extends StreamFlags {
   runtime: RuntimeBinary;
   /** The container's OCI process (user, env, cwd, capabilities...); args and terminal are replaced. */
   process: Record<string, unknown>;
+  /** conmon, which runs an exec with a terminal (default /usr/bin/conmon). */
+  conmonPath?: string;
 }
 
-/** A CRI Attach request: conmon's attach socket and control fifo of the container. */
+/**
+ * A CRI Attach request: conmon's attach socket and control fifo of the container. `tty` is the
+ * container's own; `stdin` is only set when the container keeps a stdin open.
+ */
 export interface AttachStreamRequest extends StreamFlags {
   kind: 'attach';
   containerId: string;
@@ -82,12 +87,17 @@ export function parseStreamRequest(body: unknown): StreamRequest {
       }
       const proc = body['process'];
       if (!isObject(proc)) throw new InvalidStreamRequest('Exec: process must be the container\'s OCI process');
+      const conmonPath = body['conmonPath'];
+      if (conmonPath !== undefined && (typeof conmonPath !== 'string' || !conmonPath.startsWith('/'))) {
+        throw new InvalidStreamRequest('Exec: conmonPath must be an absolute path');
+      }
       return {
         kind: 'exec',
         containerId,
         cmd: cmd as string[],
         runtime: { path: runtime['path'], root: runtime['root'], args: (runtime['args'] as unknown[]).map(String) },
         process: proc,
+        ...(conmonPath !== undefined ? { conmonPath } : {}),
         ...flags(body, 'Exec'),
       };
     }

@@ -3,6 +3,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { refreshContainer } from './container-state.js';
 import { teardownContainer } from './container-teardown.js';
+import { forgetContainerLog } from '../logs/logs-client.js';
 
 /**
  * Stops a container (the caller holds its lock): the stop signal, SIGKILL once `timeoutSeconds`
@@ -26,6 +27,7 @@ export async function removeContainerLocked(ctx: RuntimeContext, rec: ContainerR
     await ctx.records.saveContainer(rec);
   }
   await teardownContainer(ctx, rec);
+  if (rec.logPath && ctx.journald) await forgetContainerLog(ctx, rec.id);
   ctx.state.containers.delete(rec.id);
   ctx.state.releaseContainerName(rec.nameKey, rec.id);
   ctx.log.info({ container: rec.id, name: rec.fullName }, 'container removed');

@@ -1,9 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from '@skiff/common';
 import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
+import { flushContainerLog } from '../logs/logs-client.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
+
+/** Longest time an exit stays unreported while logs-svc catches up with the container's output. */
+const LOG_FLUSH_LIMIT_NANOS = 60_000_000_000n;
 
 /** Exit code recorded when a container ended without anyone left to see how. */
 export const UNKNOWN_EXIT_CODE = 255;
@@ -27,6 +32,17 @@ async function recordedExit(ctx: RuntimeContext, rec: ContainerRecord): Promise<
   return undefined;
 }
 
+/** Whether the container's monitor is still running (a zombie is not). */
+async function monitorRunning(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X' && stat.includes('(conmon)');
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Brings a created or running container's record up to date with what conmon saw: once the exit
  * file is there the container has exited, with that code. A container whose process is gone
@@ -39,6 +55,9 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   let exit = await recordedExit(ctx, rec);
   let message: string | undefined;
   if (!exit && rec.pid !== undefined && !isProcessAlive(rec.pid)) {
+    // conmon sends the output left in the pipes before it writes the exit file, which can take a
+    // while after a burst of output: as long as it runs, the exit is its to record.
+    if (rec.conmonPid !== undefined && (await monitorRunning(rec.conmonPid))) return rec;
     // conmon writes the file right after reaping the process; give it a moment.
     await sleep(200);
     exit = await recordedExit(ctx, rec);
@@ -48,6 +67,15 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
     }
   }
   if (!exit) return rec;
+  // Before anyone is told it exited, its last lines must be in its log file. While logs-svc is
+  // behind the journal, starting or being restarted, the exit is not recorded yet (a later refresh
+  // asks again), up to a limit: a logs-svc that is stuck does not hide an exit for longer, and
+  // one that is not running at all does not hold it back.
+  if (rec.logPath && ctx.journald) {
+    const flushed = await flushContainerLog(ctx, rec.id);
+    if (flushed === 'behind' && BigInt(nowNanos()) - BigInt(exit.at) < LOG_FLUSH_LIMIT_NANOS) return rec;
+    if (flushed === 'behind') ctx.log.warn({ container: rec.id }, 'logs-svc is still behind the journal; reporting the exit without waiting longer');
+  }
   const oom = await wasOomKilled(ctx.paths.container(rec.id).persist);
   // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
   // have recorded the exit, or a removal begun, while this one was reading.

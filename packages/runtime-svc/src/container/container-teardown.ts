@@ -5,10 +5,33 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { removeCgroup } from '../util/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
+import { awaitProcessesExit, findProcesses } from '../util/processes.js';
+
+/** How long a `runc create` started by a monitor gets to finish before it is killed. */
+const CREATE_GRACE_MS = 15_000;
 
 /**
- * Removes everything a container may have: runc's container (killed first), a monitor still
- * alive, conmon's files, its rootfs mount, its cgroup, its directory and its lease on the image's
+ * Waits for a `runc create` of `id` that a monitor started and has not finished: one finishing
+ * after the teardown's `runc delete` would leave a container behind. The monitor itself stays
+ * alive meanwhile, so that it reaps the container's process when runc deletes it.
+ */
+export async function awaitCreateInFlight(id: string, runcRoot: string): Promise<void> {
+  // conmon passes the root as one argument (--root=R); runc run by hand may get two.
+  const isCreate = (argv: string[]): boolean =>
+    argv.includes(id) && argv.includes('create') && (argv.includes(`--root=${runcRoot}`) || argv.includes(runcRoot)) && !argv[0]!.endsWith('conmon');
+  const creating = await findProcesses((p) => isCreate(p.argv), isCreate);
+  if (creating.length > 0) await awaitProcessesExit(creating, CREATE_GRACE_MS);
+}
+
+/** Kills the monitor of `id` if it is still alive (after `runc delete`, it normally exits by itself). */
+export async function killMonitor(id: string, conmonPidFile: string): Promise<void> {
+  const monitor = await readPidFile(conmonPidFile);
+  if (monitor !== undefined && isProcessAlive(monitor) && (await isConmonFor(monitor, id))) process.kill(monitor, 'SIGKILL');
+}
+
+/**
+ * Removes everything a container may have: runc's container (killed first, after a create in
+ * flight has finished), a monitor still alive, conmon's files, its rootfs mount, its cgroup, its directory and its lease on the image's
  * layers. Every step tolerates
  * the thing being gone already, so it serves a failed create, RemoveContainer and start-up
  * recovery alike.
@@ -16,9 +39,9 @@ import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
 export async function teardownContainer(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'runtimeHandler' | 'cgroupsPath'>): Promise<void> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
-  const monitor = await readPidFile(paths.conmonPidFile);
-  if (monitor !== undefined && isProcessAlive(monitor) && (await isConmonFor(monitor, rec.id))) process.kill(monitor, 'SIGKILL');
+  await killMonitor(rec.id, paths.conmonPidFile);
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);

@@ -5,6 +5,7 @@ import { StatusError } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
+import { trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec } from '../oci/spec-builder.js';
@@ -93,8 +94,8 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
 
 /**
  * CreateContainer: an overlay rootfs from the image's layers, config.json from the image config and
- * the container config, and `runc create` under conmon, whose output goes to the CRI log file and
- * to the journal tagged with the container id. A failure removes whatever had been made.
+ * the container config, and `runc create` under conmon, whose output goes to the journal tagged
+ * with the container id, from where logs-svc writes the CRI log file. A failure removes whatever had been made.
  */
 export async function createContainer(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<string> {
   const { config, name, image: imageRef } = validateRequest(request);
@@ -180,10 +181,15 @@ export async function createContainer(ctx: RuntimeContext, request: cri.CreateCo
       await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
       if (logPath) await fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
 
+      // Output goes to the journal; logs-svc writes the CRI log file from it. Without journald
+      // there is nothing to read it from, so conmon writes the file itself.
       const logDrivers: LogDriver[] = [];
-      if (logPath) logDrivers.push({ driver: 'k8s-file', path: logPath });
-      if (ctx.journald) logDrivers.push({ driver: 'journald' });
-      if (logDrivers.length === 0) logDrivers.push({ driver: 'k8s-file', path: paths.fallbackLog });
+      if (ctx.journald) {
+        logDrivers.push({ driver: 'journald' });
+        if (logPath) await trackContainerLog(ctx, id, logPath);
+      } else {
+        logDrivers.push({ driver: 'k8s-file', path: logPath || paths.fallbackLog });
+      }
       const monitor = await createContainerWithMonitor({
         conmonPath: ctx.config.runtime.conmon,
         runtime: handler.runc.binaryForConmon,

@@ -4,6 +4,7 @@ import { CniRunner } from '../cni/cni.js';
 import { NetnsManager } from '../cni/netns.js';
 import { ensureJournald } from '../journal/journald.js';
 import { readHostFacts } from '../oci/host-facts.js';
+import { settlePreviousInstance } from '../recovery/previous-instance.js';
 import { recoverState, type RecoveryReport } from '../recovery/recover.js';
 import { KeyedMutex } from '../state/keyed-mutex.js';
 import { RecordStore } from '../state/record-store.js';
@@ -37,6 +38,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
   for (const dir of [paths.stateDir, paths.exitDir, paths.attachDir, paths.execDir]) await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   await fs.rm(paths.execDir, { recursive: true, force: true });
   await fs.mkdir(paths.execDir, { recursive: true, mode: 0o700 });
+  await settlePreviousInstance(paths.instanceFile, o.log);
   for (const binary of [runtime.runc, runtime.conmon, runtime.catatonit]) {
     await fs.access(binary).catch(() => {
       throw new Error(`${binary} is missing; install it or point the runtime configuration at it`);

@@ -48,6 +48,8 @@ export class RuntimePaths {
   readonly attachDir: string;
   readonly netnsDir: string;
   readonly execDir: string;
+  /** Who the running runtime service is (pid, process group, start time), for the next one's recovery. */
+  readonly instanceFile: string;
 
   constructor(
     readonly root: string,
@@ -62,6 +64,7 @@ export class RuntimePaths {
     this.attachDir = join(runDir, 'attach');
     this.netnsDir = join(runDir, 'netns');
     this.execDir = join(runDir, 'exec');
+    this.instanceFile = join(runDir, 'runtime-svc.instance.json');
   }
 
   /** runc --root of a runtime handler; the default handler's is <run_dir>/runc. */

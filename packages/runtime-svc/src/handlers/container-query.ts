@@ -53,16 +53,18 @@ async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecor
 
 /** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */
 export async function filterContainers(ctx: RuntimeContext, filter: ContainerFilterFields | null): Promise<ContainerRecord[]> {
-  const out: ContainerRecord[] = [];
+  const matching: ContainerRecord[] = [];
   const mayHaveExited = await exitCandidates(ctx);
   for (const rec of ctx.state.containers.values()) {
     if (filter?.id && !rec.id.startsWith(filter.id)) continue;
     if (filter?.pod_sandbox_id && !rec.sandboxId.startsWith(filter.pod_sandbox_id)) continue;
     if (!matchesLabels(rec.labels, filter?.label_selector)) continue;
-    if (mayHaveExited(rec)) await refreshContainer(ctx, rec);
-    if (filter?.state && filter.state.state !== containerState(rec)) continue;
-    out.push(rec);
+    matching.push(rec);
   }
+  // At once: recording an exit waits for the container's last log lines, and many may have exited together.
+  await Promise.all(matching.filter(mayHaveExited).map((rec) => refreshContainer(ctx, rec)));
+  const wanted = filter?.state;
+  const out = wanted ? matching.filter((rec) => containerState(rec) === wanted.state) : matching;
   return out.sort((a, b) => compareNanos(a.createdAt, b.createdAt));
 }
 

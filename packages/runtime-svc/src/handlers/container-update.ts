@@ -9,6 +9,7 @@ import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { resourceLimits } from '../oci/spec-builder.js';
+import { reopenContainerLogFile } from '../logs/logs-client.js';
 
 /**
  * Applies new cgroup limits to a created or running container with `runc update` and keeps them
@@ -31,14 +32,22 @@ export async function updateContainerResources(ctx: RuntimeContext, request: cri
   return {};
 }
 
-/** conmon's control fifo message asking it to reopen the CRI log file (after the kubelet rotated it). */
-const REOPEN_LOG_MESSAGE = '2 0 0\n';
-
+/**
+ * ReopenContainerLog (the kubelet renamed the log file): logs-svc writes the lines sent before
+ * the call to the renamed file and the later ones to a new file at the log path. A container that
+ * is not running has nothing to reopen: FailedPrecondition, as containerd answers.
+ */
 export async function reopenContainerLog(ctx: RuntimeContext, request: cri.ReopenContainerLogRequest__Output): Promise<cri.ReopenContainerLogResponse> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, 'ReopenContainerLog', request.container_id));
   if (rec.phase !== 'running') {
     throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: container ${rec.id} is ${containerState(rec)}, not running`);
   }
+  if (!rec.logPath) throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: container ${rec.id} has no log path`);
+  if (ctx.journald) {
+    await reopenContainerLogFile(ctx, rec.id);
+    return {};
+  }
+  // Without journald conmon writes the file itself; its control fifo asks it to reopen.
   const fifo = join(ctx.paths.container(rec.id).bundle, 'ctl');
   let handle;
   try {
@@ -47,7 +56,7 @@ export async function reopenContainerLog(ctx: RuntimeContext, request: cri.Reope
     throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: the monitor of container ${rec.id} does not listen on ${fifo}: ${(err as Error).message}`);
   }
   try {
-    await handle.write(REOPEN_LOG_MESSAGE);
+    await handle.write('2 0 0\n');
   } finally {
     await handle.close();
   }

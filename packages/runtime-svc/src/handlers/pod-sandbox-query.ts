@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from '../daemon/context.js';
 import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
@@ -18,10 +19,11 @@ export async function podSandboxStatus(ctx: RuntimeContext, request: cri.PodSand
 /** Sandboxes matching a filter (id exact or prefix, state, labels), oldest first. */
 export async function filterSandboxes(ctx: RuntimeContext, filter: cri.PodSandboxFilter__Output | null): Promise<{ rec: SandboxRecord; ready: boolean }[]> {
   const out: { rec: SandboxRecord; ready: boolean }[] = [];
+  const exitFiles = new Set(await fs.readdir(ctx.paths.exitDir).catch(() => [] as string[]));
   for (const rec of ctx.state.sandboxes.values()) {
     if (filter?.id && !rec.id.startsWith(filter.id)) continue;
     if (!matchesLabels(rec.labels, filter?.label_selector)) continue;
-    const ready = await sandboxIsReady(ctx, rec);
+    const ready = await sandboxIsReady(ctx, rec, exitFiles);
     if (filter?.state && filter.state.state !== sandboxState(ready)) continue;
     out.push({ rec, ready });
   }

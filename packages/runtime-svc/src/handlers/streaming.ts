@@ -13,7 +13,7 @@ import type { Spec } from '../oci/runtime-spec.js';
 const REGISTER_TIMEOUT_MS = 10_000;
 
 /** HTTP answers of the streaming service's internal socket → gRPC status. */
-const STATUS_BY_HTTP: Record<number, status> = { 400: status.INVALID_ARGUMENT, 429: status.RESOURCE_EXHAUSTED, 501: status.UNIMPLEMENTED };
+const STATUS_BY_HTTP: Record<number, status> = { 400: status.INVALID_ARGUMENT, 429: status.RESOURCE_EXHAUSTED };
 
 /** Hands a resolved request to stream-svc on its root-only socket; answers the URL the client opens. */
 function registerStream(socket: string, call: string, body: Record<string, unknown>): Promise<string> {
@@ -72,6 +72,7 @@ export async function execCall(ctx: RuntimeContext, req: cri.ExecRequest__Output
     cmd: [...req.cmd],
     runtime: runc,
     process: spec.process ?? {},
+    conmonPath: ctx.config.runtime.conmon,
     tty: req.tty,
     stdin: req.stdin,
     stdout: req.stdout,
@@ -80,17 +81,24 @@ export async function execCall(ctx: RuntimeContext, req: cri.ExecRequest__Output
   return { url };
 }
 
+/**
+ * Attach goes to the container's conmon. What the stream can carry is the container's: a terminal
+ * merges stderr into stdout, and stdin exists only if the container was created with one.
+ */
 export async function attachCall(ctx: RuntimeContext, req: cri.AttachRequest__Output): Promise<cri.AttachResponse> {
   const rec = await runningContainer(ctx, 'Attach', req.container_id);
+  if (req.stdin && !rec.stdin) {
+    throw new StatusError(status.FAILED_PRECONDITION, `Attach: container ${rec.id} was not created with stdin open (stdin: true), so there is no stdin to attach to`);
+  }
   const url = await registerStream(ctx.config.stream.internal_socket, 'Attach', {
     kind: 'attach',
     containerId: rec.id,
     attachSocket: join(ctx.paths.attachDir, rec.id, 'attach'),
     ctlFile: join(ctx.paths.container(rec.id).bundle, 'ctl'),
-    tty: req.tty,
+    tty: rec.tty,
     stdin: req.stdin,
     stdout: req.stdout,
-    stderr: req.stderr,
+    stderr: req.stderr && !rec.tty,
   });
   return { url };
 }

@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { isProcessAlive, readPidFile } from '@skiff/common';
+import { removeAtomicWriteDebris } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
-import { isConmonFor, teardownContainer } from '../container/container-teardown.js';
+import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { teardownSandbox } from '../sandbox/sandbox-lifecycle.js';
 import { FULL_ID } from '../state/ids.js';
@@ -48,6 +48,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   for (const stray of loaded.strayDirs) {
     await attempt(`removing ${stray.kind} debris ${stray.dir}`, async () => {
       await removeStray(ctx, stray.kind, stray.id, stray.dir);
+      ctx.log.info({ [stray.kind]: stray.id }, `recovery: removed a ${stray.kind} directory without a record`);
       report.tornDown++;
     });
   }
@@ -60,6 +61,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     if (rec.phase === 'creating' || rec.phase === 'removing' || !liveSandboxes.has(rec.sandboxId)) {
       await attempt(`tearing down container ${rec.id} (${rec.phase})`, async () => {
         await teardownContainer(ctx, rec);
+        ctx.log.info({ container: rec.id, phase: rec.phase }, 'recovery: removed a container an interrupted operation left behind');
         report.tornDown++;
       });
     } else {
@@ -71,6 +73,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     if (liveSandboxes.has(rec.id)) continue;
     await attempt(`tearing down sandbox ${rec.id} (${rec.phase})`, async () => {
       await teardownSandbox(ctx, rec);
+      ctx.log.info({ sandbox: rec.id, phase: rec.phase, network: rec.network?.name, netns: rec.netnsPath }, 'recovery: removed a sandbox an interrupted operation left behind');
       report.tornDown++;
     });
   }
@@ -92,6 +95,15 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
 
   await attempt('removing orphaned runtime state', async () => {
     report.orphansRemoved += await removeOrphans(ctx);
+  });
+  await attempt('removing temp files of cut-short writes', async () => {
+    const dirs = [
+      ctx.paths.stateDir,
+      ctx.cni.cacheDir,
+      ...[...ctx.state.sandboxes.keys()].map((id) => ctx.paths.sandbox(id).dir),
+      ...[...ctx.state.containers.keys()].map((id) => ctx.paths.container(id).dir),
+    ];
+    for (const dir of dirs) report.orphansRemoved += await removeAtomicWriteDebris(dir);
   });
   return report;
 }
@@ -130,9 +142,11 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
 
 /** A sandbox or container directory without a readable record: its create never got further than that. */
 async function removeStray(ctx: RuntimeContext, kind: 'sandbox' | 'container', id: string, dir: string): Promise<void> {
-  for (const handler of ctx.handlers.all()) await handler.runc.delete(id, { force: true });
-  const conmonPid = await readPidFile(join(dir, 'conmon.pid'));
-  if (conmonPid !== undefined && isProcessAlive(conmonPid) && (await isConmonFor(conmonPid, id))) process.kill(conmonPid, 'SIGKILL');
+  for (const handler of ctx.handlers.all()) {
+    await awaitCreateInFlight(id, handler.runc.root);
+    await handler.runc.delete(id, { force: true });
+  }
+  await killMonitor(id, join(dir, 'conmon.pid'));
   if (kind === 'sandbox') await removeAttachments(ctx, id);
   await ctx.netns.remove(id);
   for (const mount of await mountsUnder(dir)) await unmountIfMounted(mount);

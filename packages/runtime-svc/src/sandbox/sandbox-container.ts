@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { awaitCreateInFlight } from '../container/container-teardown.js';
 import { createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxPaths } from '../daemon/paths.js';
@@ -74,9 +75,10 @@ export async function createSandboxContainer(ctx: RuntimeContext, rec: SandboxRe
   });
 }
 
-/** Deletes the sandbox container from runc (killing it if needed) and conmon's leftovers. */
+/** Deletes the sandbox container from runc (killing it if needed; after a create in flight) and conmon's leftovers. */
 export async function deleteSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
 }

@@ -42,9 +42,13 @@ function podAttachment(ctx: RuntimeContext, rec: SandboxRecord, netns: string): 
 /** CNI ADD of loopback and the pod network into the sandbox's namespace; resolves with the pod's addresses. */
 export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<PodIp[]> {
   if (!rec.network || !rec.netnsPath) throw new Error(`sandbox ${rec.id} has no network to attach`);
-  await ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' });
-  const result = await ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath));
-  return podIpsFromResult(result);
+  const [loopback, pod] = await Promise.allSettled([
+    ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' }),
+    ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)),
+  ]);
+  if (loopback.status === 'rejected') throw loopback.reason;
+  if (pod.status === 'rejected') throw pod.reason;
+  return podIpsFromResult(pod.value);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { FULL_ID } from '../state/ids.js';
@@ -73,25 +74,40 @@ export function parseProcCgroup(text: string): Map<string, string> {
   return out;
 }
 
-async function removeTree(dir: string): Promise<void> {
+/** Removes dir and the directories below it, deepest first; resolves false when one stayed (busy). */
+async function removeTree(dir: string): Promise<boolean> {
   let entries;
   try {
     entries = await fs.readdir(dir, { withFileTypes: true });
   } catch {
-    return;
+    return true;
   }
-  for (const e of entries) if (e.isDirectory()) await removeTree(join(dir, e.name));
-  await fs.rmdir(dir).catch(() => undefined);
+  let removed = true;
+  for (const e of entries) if (e.isDirectory()) removed = (await removeTree(join(dir, e.name))) && removed;
+  return fs.rmdir(dir).then(
+    () => removed,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+  );
 }
+
+/** A cgroup stays busy for a moment after its last process was killed (it has not finished exiting). */
+const BUSY_RETRY_MS = 2000;
 
 /**
  * Removes one of our cgroupfs-driver cgroups (and empty ones below it) from every mounted
- * hierarchy; busy ones stay. Only paths ending in a sandbox or container id are touched.
+ * hierarchy, retrying for a moment while one is busy; one that stays busy stays. Only paths
+ * ending in a sandbox or container id are touched.
  */
 export async function removeCgroup(relative: string): Promise<void> {
   const rel = relative.replace(/^\/+/, '');
   if (!FULL_ID.test(rel.split('/').pop() ?? '') || rel.includes(':')) return;
   const hierarchies = await fs.readdir(CGROUP_ROOT).catch(() => [] as string[]);
-  await removeTree(join(CGROUP_ROOT, rel));
-  for (const h of hierarchies) await removeTree(join(CGROUP_ROOT, h, rel));
+  const dirs = [join(CGROUP_ROOT, rel), ...hierarchies.map((h) => join(CGROUP_ROOT, h, rel))];
+  const deadline = Date.now() + BUSY_RETRY_MS;
+  for (;;) {
+    let busy = false;
+    for (const dir of dirs) if (!(await removeTree(dir))) busy = true;
+    if (!busy || Date.now() >= deadline) return;
+    await sleep(50);
+  }
 }

@@ -10,6 +10,8 @@ export interface ServiceStatus {
   running: boolean;
   answers: boolean;
   error?: string;
+  /** What the service reports about itself (logs-svc: journald rate-limit notices, write errors). */
+  details?: Record<string, unknown>;
 }
 
 export async function collectStatus(config: SkiffConfig, timeoutMs = 2000): Promise<ServiceStatus[]> {
@@ -24,7 +26,8 @@ export async function collectStatus(config: SkiffConfig, timeoutMs = 2000): Prom
       };
       if (pid !== undefined) status.pid = pid;
       try {
-        await spec.probe(config, timeoutMs);
+        const details = await spec.probe(config, timeoutMs);
+        if (details) status.details = details;
         status.answers = true;
       } catch (err) {
         status.error = (err as Error).message;

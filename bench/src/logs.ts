@@ -1,0 +1,207 @@
+/**
+ * logs-svc benchmark, through `skiff up` with busybox pulled from a local registry:
+ *   - sustained lines/s from one container and from ten at once into the CRI log files, beside the
+ *     floor measured in the same run: journald's own ingest of the same output, read back with
+ *     `journalctl -f` (the stream logs-svc itself follows);
+ *   - write→file latency p50/p99 of a container printing a line every 20 ms, idle and while the
+ *     ten containers print at full speed (from journald's receive time, the record's timestamp,
+ *     to the record being in the file);
+ *   - logs-svc RSS, idle and its peak under that load.
+ *
+ *   node bench/dist/logs.js [--lines N]      N lines per container alone (default 200000), N/4 each of ten
+ */
+import { spawn } from 'node:child_process';
+import { open, stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { callUnary } from '@skiff/proto';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from '@skiff/e2e/dist/lib/runtime-harness.js';
+import { mib, ms, percentile, printTable, rssBytes } from './stats.js';
+
+const TIMESTAMP_LENGTH = '2026-01-01T00:00:00.000000000Z'.length;
+
+/** Bytes of the CRI file holding `seq 1 n` on stdout: each record is "<time> stdout F <n>\n". */
+function expectedSize(n: number): number {
+  let size = 0;
+  for (let i = 1; i <= n; i++) size += TIMESTAMP_LENGTH + ' stdout F '.length + String(i).length + 1;
+  return size;
+}
+
+/** Counts journal entries of the given containers as `journalctl -f` delivers them; resolves at `total`. */
+function followJournal(ids: string[], total: number): { done: Promise<number>; stop(): void } {
+  const child = spawn('journalctl', ['--follow', '--no-tail', '--quiet', '--output', 'json', '--output-fields=CONTAINER_ID_FULL', ...ids.map((id) => `CONTAINER_ID_FULL=${id}`)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let seen = 0;
+  const done = new Promise<number>((resolve) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (const b of chunk) if (b === 0x0a) seen++;
+      if (seen >= total) resolve(Date.now());
+    });
+  });
+  return { done, stop: () => child.kill('SIGTERM') };
+}
+
+async function waitForSize(path: string, size: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = (await stat(path).catch(() => undefined))?.size ?? 0;
+    if (current >= size) return Date.now();
+    if (Date.now() > deadline) throw new Error(`${path} has ${current} of ${size} bytes after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Samples a process's RSS every 100 ms until stopped; answers the peak. */
+function sampleRss(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      peak = Math.max(peak, await rssBytes(pid).catch(() => 0));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak;
+    },
+  };
+}
+
+/** Latency of each record of a paced writer: now minus the record's timestamp, read as the file grows. */
+function watchLatency(path: string): { stop(): Promise<number[]> } {
+  const samples: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    const handle = await open(path, 'r');
+    let offset = 0;
+    let carry = '';
+    try {
+      while (running) {
+        const buf = Buffer.alloc(65536);
+        const { bytesRead } = await handle.read(buf, 0, buf.length, offset);
+        if (bytesRead > 0) {
+          const now = Date.now();
+          offset += bytesRead;
+          const lines = (carry + buf.subarray(0, bytesRead).toString('latin1')).split('\n');
+          carry = lines.pop() ?? '';
+          for (const line of lines) {
+            const stamp = line.slice(0, TIMESTAMP_LENGTH);
+            const millis = Date.parse(stamp.slice(0, 23) + 'Z') + Number(stamp.slice(23, 26)) / 1000;
+            if (!Number.isNaN(millis)) samples.push(now - millis);
+          }
+        } else {
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return samples;
+    },
+  };
+}
+
+/** The floor's latency for the same writer: journald's receive time to the entry reaching `journalctl -f`. */
+function watchJournalLatency(id: string): { stop(): Promise<number[]> } {
+  const child = spawn('journalctl', ['--follow', '--lines=0', '--quiet', '--output', 'json', '--output-fields=CONTAINER_ID_FULL', `CONTAINER_ID_FULL=${id}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const samples: number[] = [];
+  let carry = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const now = Date.now();
+    const lines = (carry + chunk.toString('utf8')).split('\n');
+    carry = lines.pop() ?? '';
+    for (const line of lines) {
+      const realtime = (JSON.parse(line) as { __REALTIME_TIMESTAMP?: string }).__REALTIME_TIMESTAMP;
+      if (realtime) samples.push(now - Number(realtime) / 1000);
+    }
+  });
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      return samples;
+    },
+  };
+}
+
+interface Throughput {
+  lines: number;
+  floorRate: number;
+  logsRate: number;
+  rssPeak: number;
+}
+
+async function sustained(h: RuntimeHarness, pod: Pod, count: number, linesEach: number, logsPid: number): Promise<Throughput> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push(await h.createContainer(pod, `burst-${count}-${i}`, { command: ['seq', '1', String(linesEach)] }));
+  const paths = await Promise.all(ids.map(async (id) => (await h.containerStatus(id)).log_path));
+  const total = count * linesEach;
+  const floor = followJournal(ids, total);
+  await new Promise((r) => setTimeout(r, 500)); // journalctl is following
+  const rss = sampleRss(logsPid);
+  const size = expectedSize(linesEach);
+  const t0 = Date.now();
+  await Promise.all(ids.map((id) => callUnary(h.runtime, 'StartContainer', { container_id: id })));
+  const filesDone = Math.max(...(await Promise.all(paths.map((p) => waitForSize(p, size, 600_000)))));
+  const floorDone = await floor.done;
+  floor.stop();
+  const rssPeak = await rss.stop();
+  for (const id of ids) await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+  return { lines: total, floorRate: total / ((floorDone - t0) / 1000), logsRate: total / ((filesDone - t0) / 1000), rssPeak };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { lines: { type: 'string', default: '200000' } } });
+  const lines = Number(values.lines);
+  const h = await startRuntimeHarness({ images: ['busybox'] });
+  try {
+    const pod = await h.runPod();
+    const logsPid = await h.skiff.servicePid('logs-svc');
+    if (logsPid === undefined) throw new Error('logs-svc does not run');
+    const rssIdle = await rssBytes(logsPid);
+
+    const paced = await h.runContainer(pod, 'paced', { command: ['sh', '-c', 'while true; do echo tick; usleep 20000; done'] });
+    const pacedPath = (await h.containerStatus(paced)).log_path;
+    let watch = watchLatency(pacedPath);
+    let journal = watchJournalLatency(paced);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idleLatency = (await watch.stop()).slice(10);
+    const idleFloor = (await journal.stop()).slice(10);
+
+    const one = await sustained(h, pod, 1, lines, logsPid);
+    watch = watchLatency(pacedPath);
+    journal = watchJournalLatency(paced);
+    await new Promise((r) => setTimeout(r, 500));
+    const ten = await sustained(h, pod, 10, Math.round(lines / 4), logsPid);
+    const loadLatency = (await watch.stop()).slice(25);
+    const loadFloor = (await journal.stop()).slice(25);
+    const p = (samples: number[]): string => `${ms(percentile(samples, 50))} / ${ms(percentile(samples, 99))}`;
+
+    const rate = (t: Throughput): string => `${Math.round(t.logsRate)} lines/s vs floor ${Math.round(t.floorRate)} lines/s (${((100 * t.logsRate) / t.floorRate).toFixed(0)}%, target ≥ 80%)`;
+    printTable('Sustained output into CRI log files (floor: journald ingest read with journalctl -f)', [
+      [`one container, ${one.lines} lines`, rate(one)],
+      [`ten containers, ${ten.lines} lines`, rate(ten)],
+    ]);
+    printTable('write → file latency of a line every 20 ms, p50 / p99 (floor: the same entries reaching journalctl -f)', [
+      [`idle (${idleLatency.length} lines)`, `${p(idleLatency)} vs floor ${p(idleFloor)} (target p99 < 250 ms)`],
+      [`under the ten-container load (${loadLatency.length} lines)`, `${p(loadLatency)} vs floor ${p(loadFloor)}`],
+    ]);
+    printTable('logs-svc RSS', [
+      ['idle', mib(rssIdle)],
+      ['peak, one container', mib(one.rssPeak)],
+      ['peak, ten containers', `${mib(ten.rssPeak)} (target < 80 MB)`],
+    ]);
+  } finally {
+    await h.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

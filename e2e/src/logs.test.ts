@@ -1,0 +1,128 @@
+/**
+ * Container logs through the journal: conmon sends output to journald, logs-svc writes the CRI
+ * log files. Checked through the CRI as the kubelet uses it, against a real `skiff up`.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { after, before, test } from 'node:test';
+import { callUnary } from '@skiff/proto';
+import { parseCriLog, reassembleStreams } from '@skiff/logs-svc';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+let h: RuntimeHarness;
+let pod: Pod;
+
+before(async () => {
+  h = await startRuntimeHarness();
+  pod = await h.runPod();
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+async function logOf(path: string): Promise<{ stdout: Buffer; stderr: Buffer }> {
+  return reassembleStreams(parseCriLog(await readFile(path)));
+}
+
+/** The numbers 0..n-1, one a line, as a sequence of lines (what `seq 0 n-1` prints). */
+function numbers(from: number, to: number): string {
+  let s = '';
+  for (let i = from; i <= to; i++) s += `${i}\n`;
+  return s;
+}
+
+/** Checks that the text is every number from 0 on, once each, in order; answers how many. */
+function assertConsecutive(text: string, what: string): number {
+  const lines = text.split('\n');
+  assert.equal(lines.pop(), '', `${what} ends with a newline`);
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== String(i)) assert.fail(`${what}: line ${i} is ${JSON.stringify(lines[i])}, expected ${i} (${lines.length} lines)`);
+  }
+  return lines.length;
+}
+
+test('100,000 lines are all in the file, in order, as soon as the container is reported exited', async () => {
+  const id = await h.runContainer(pod, 'hundred-k', { command: ['seq', '1', '100000'] });
+  const status = await h.waitForExit(id, 60_000);
+  const { stdout, stderr } = await logOf(status.log_path);
+  const text = stdout.toString();
+  if (text !== numbers(1, 100000)) assert.fail(`the file has ${text.split('\n').length - 1} lines, ending ${JSON.stringify(text.slice(-40))}`);
+  assert.equal(stderr.length, 0);
+});
+
+test('a 1 MiB line, binary bytes, stderr and a last line without newline are kept byte for byte', async () => {
+  const script = [
+    "head -c 1048576 /dev/zero | tr '\\000' x; echo",
+    "printf 'to stderr\\n' >&2",
+    "printf '\\001\\377\\376\\303\\050 bin\\n'",
+    "printf 'no newline at the end'",
+  ].join('; ');
+  const id = await h.runContainer(pod, 'bytes', { command: ['sh', '-c', script] });
+  const status = await h.waitForExit(id, 60_000);
+  const raw = await readFile(status.log_path);
+  const records = parseCriLog(raw);
+  assert.ok(records.every((r) => r.content.length <= 16 * 1024), 'no record is longer than 16 KiB');
+  const { stdout, stderr } = reassembleStreams(records);
+  const expected = Buffer.concat([Buffer.alloc(1048576, 'x'), Buffer.from('\n'), Buffer.from([1, 0xff, 0xfe, 0xc3, 0x28]), Buffer.from(' bin\nno newline at the end')]);
+  assert.ok(stdout.equals(expected), `stdout differs (${stdout.length} bytes, expected ${expected.length})`);
+  assert.equal(stderr.toString(), 'to stderr\n');
+  assert.ok(raw.toString('latin1').includes(' stderr F to stderr\n'));
+});
+
+/** A shell loop printing consecutive numbers for about `seconds`. */
+function counter(seconds: number): string[] {
+  return ['sh', '-c', `end=$(( $(date +%s) + ${seconds} )); i=0; while [ $(date +%s) -lt $end ]; do seq $i $((i+999)); i=$((i+1000)); done`];
+}
+
+test('logs-svc killed with SIGKILL five times under load: every line exactly once', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push(await h.runContainer(pod, `burst-${i}`, { command: counter(20) }));
+  // Containers created right after a kill are likely created while logs-svc is down.
+  const createdDuringRestart: string[] = [];
+  for (let k = 0; k < 5; k++) {
+    await new Promise((r) => setTimeout(r, 2500));
+    const pid = await h.skiff.servicePid('logs-svc');
+    assert.ok(pid, 'logs-svc runs');
+    process.kill(pid, 'SIGKILL');
+    createdDuringRestart.push(await h.runContainer(pod, `while-down-${k}`, { command: ['seq', '0', '4999'] }));
+    await h.skiff.waitForNewPid('logs-svc', pid, 30_000);
+  }
+  let total = 0;
+  for (const id of ids) {
+    const status = await h.waitForExit(id, 120_000);
+    const { stdout } = await logOf(status.log_path);
+    total += assertConsecutive(stdout.toString(), `container ${id}`);
+  }
+  assert.ok(total > 5000, `the containers printed (${total} lines)`);
+  for (const id of createdDuringRestart) {
+    const status = await h.waitForExit(id, 120_000);
+    assert.equal(assertConsecutive((await logOf(status.log_path)).stdout.toString(), `container ${id}`), 5000);
+  }
+});
+
+test('a rotation under heavy output: the renamed file and the new one hold every line once', async () => {
+  const id = await h.runContainer(pod, 'rotated', { command: counter(8) });
+  const path = (await h.containerStatus(id)).log_path;
+  await new Promise((r) => setTimeout(r, 3000));
+  await rename(path, `${path}.1`);
+  await callUnary(h.runtime, 'ReopenContainerLog', { container_id: id }, { timeoutMs: 30_000 });
+  const status = await h.waitForExit(id, 60_000);
+  const old = await logOf(`${path}.1`);
+  const current = await logOf(path);
+  assert.ok(old.stdout.length > 0 && current.stdout.length > 0, 'both files have lines');
+  assertConsecutive(Buffer.concat([old.stdout, current.stdout]).toString(), 'old + new');
+  await assert.rejects(callUnary(h.runtime, 'ReopenContainerLog', { container_id: status.id }, { timeoutMs: 30_000 }), /not running/);
+});
+
+test('a container removed while its lines are in flight leaves no file behind', async () => {
+  const id = await h.runContainer(pod, 'removed-busy', { command: counter(30) });
+  const path = (await h.containerStatus(id)).log_path;
+  await new Promise((r) => setTimeout(r, 1500));
+  // The kubelet deletes the log file, then removes the container.
+  await rm(path, { force: true });
+  await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(existsSync(path), false, 'no stray log file');
+});

@@ -1,0 +1,110 @@
+import { constants, promises as fs, type Stats } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SavedContainerLog } from './state-file.js';
+
+/**
+ * One container's CRI log file as logs-svc writes it: records wait in memory until the batch
+ * they belong to is written, at the file's known end, and synced.
+ */
+export class ContainerLog {
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  /** Set when the container is forgotten: nothing more is written. */
+  removed = false;
+
+  private constructor(
+    readonly id: string,
+    public path: string,
+    private handle: fs.FileHandle,
+    public inode: number,
+    public size: number,
+  ) {}
+
+  /** Opens (creating it if needed) the file at `path` to append to it. */
+  static async open(id: string, path: string): Promise<ContainerLog> {
+    await fs.mkdir(dirname(path), { recursive: true, mode: 0o755 });
+    const handle = await fs.open(path, constants.O_WRONLY | constants.O_CREAT, 0o640);
+    const st = await handle.stat();
+    return new ContainerLog(id, path, handle, st.ino, st.size);
+  }
+
+  /**
+   * Reopens the file a previous run wrote: if it is still the same file, bytes past the saved size
+   * (written after the saved cursor) are cut off, since those entries are read again. A different
+   * or new file at the path is appended to.
+   */
+  static async resume(id: string, saved: SavedContainerLog): Promise<ContainerLog> {
+    const log = await ContainerLog.open(id, saved.path);
+    if (log.inode === saved.inode && log.size > saved.size) {
+      await log.handle.truncate(saved.size);
+      await log.handle.sync();
+      log.size = saved.size;
+    }
+    return log;
+  }
+
+  /** Whether the file at the path is a different one (the kubelet moved ours away). */
+  async pathMoved(): Promise<boolean> {
+    let st: Stats;
+    try {
+      st = await fs.stat(this.path);
+    } catch {
+      return true;
+    }
+    return st.ino !== this.inode;
+  }
+
+  add(records: Buffer[]): void {
+    for (const r of records) {
+      this.pending.push(r);
+      this.pendingLength += r.length;
+    }
+  }
+
+  get hasPending(): boolean {
+    return this.pendingLength > 0;
+  }
+
+  /** Writes what is pending at the file's end; on an error nothing is dropped and a retry writes it again. */
+  async writePending(): Promise<void> {
+    if (this.pendingLength === 0) return;
+    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingLength);
+    let done = 0;
+    try {
+      while (done < data.length) {
+        const { bytesWritten } = await this.handle.write(data, done, data.length - done, this.size + done);
+        done += bytesWritten;
+      }
+    } catch (err) {
+      // Bytes that made it are written again at the same place next time.
+      this.pending = [data];
+      throw err;
+    }
+    this.size += data.length;
+    this.pending = [];
+    this.pendingLength = 0;
+  }
+
+  async sync(): Promise<void> {
+    await this.handle.sync();
+  }
+
+  /** Switches to a new file at `path` (after the old one was renamed away), appending to it. */
+  async reopen(): Promise<void> {
+    const next = await ContainerLog.open(this.id, this.path);
+    await this.handle.close().catch(() => undefined);
+    this.handle = next.handle;
+    this.inode = next.inode;
+    this.size = next.size;
+  }
+
+  async close(): Promise<void> {
+    this.pending = [];
+    this.pendingLength = 0;
+    await this.handle.close().catch(() => undefined);
+  }
+
+  saved(): SavedContainerLog {
+    return { path: this.path, inode: this.inode, size: this.size };
+  }
+}

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { createLogger } from '@skiff/common';
+import { parseCriLog, reassembleStreams } from './cri-format.js';
+import { LogEngine } from './log-engine.js';
+
+const log = createLogger('logs-svc-test', 'warn');
+
+function journaldRunning(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect('/run/systemd/journal/stdout');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** Sends entries shaped like conmon's (over the same native socket) for a container id. */
+function sendLines(id: string, lines: string[], priority = 6): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn('logger', ['--journald'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`logger exited ${code}`))));
+    // logger takes one entry per run; several are sent one after the other below.
+    child.stdin.end(`MESSAGE=${lines[0]}\nCONTAINER_ID_FULL=${id}\nPRIORITY=${priority}\nSYSLOG_IDENTIFIER=${id}\n`);
+  }).then(() => (lines.length > 1 ? sendLines(id, lines.slice(1), priority) : undefined));
+}
+
+async function streams(path: string): Promise<{ stdout: string; stderr: string }> {
+  const s = reassembleStreams(parseCriLog(await readFile(path)));
+  return { stdout: s.stdout.toString(), stderr: s.stderr.toString() };
+}
+
+test('a restart cuts bytes written past the saved state and resumes after the saved cursor', async (t) => {
+  if (!(await journaldRunning())) return t.skip('journald is not running');
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const options = { stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000 };
+
+  let engine = await LogEngine.open(options);
+  await engine.start(new Map([[id, path]]));
+  assert.ok(existsSync(path), 'the file exists as soon as the container is followed');
+  await sendLines(id, ['one', 'two']);
+  await sendLines(id, ['oops'], 3);
+  await engine.flush(id);
+  assert.deepEqual(await streams(path), { stdout: 'one\ntwo\n', stderr: 'oops\n' });
+  await engine.stop();
+
+  // What a crash between writing a batch and saving the state leaves: bytes past the saved size.
+  await appendFile(path, '2026-01-01T00:00:00.000000000Z stdout F not saved\n');
+  await sendLines(id, ['three']);
+  engine = await LogEngine.open(options);
+  await engine.start(new Map([[id, path]]));
+  await engine.flush(id);
+  assert.deepEqual(await streams(path), { stdout: 'one\ntwo\nthree\n', stderr: 'oops\n' });
+
+  // Forgotten: later lines are dropped and a deleted file is not made again.
+  await rm(path);
+  await engine.forget(id);
+  await sendLines(id, ['after removal']);
+  await engine.flush(id).catch(() => undefined);
+  assert.equal(existsSync(path), false);
+  await engine.stop();
+});

@@ -1,0 +1,325 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@skiff/common';
+import { sendBarrier } from './barrier.js';
+import { ContainerLog } from './container-log.js';
+import { formatRecords, formatTimestamp } from './cri-format.js';
+import type { JournalEvent } from './journal-entry.js';
+import { JournalReader } from './journal-reader.js';
+import { loadState, saveState, type LogsState } from './state-file.js';
+
+/**
+ * How long a reopen may wait for its place in the journal. Longer than a flush: under heavy output
+ * the reader may be seconds behind, and a failed reopen makes the kubelet undo its rotation.
+ */
+const REOPEN_TIMEOUT_MS = 30_000;
+
+export class NotReady extends Error {}
+export class UnknownContainer extends Error {}
+export class BarrierTimeout extends Error {}
+
+/** Serialises the changes to the tracked set with the writing of batches. */
+class Lock {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+interface Barrier {
+  resolve(): void;
+  reject(err: Error): void;
+  /** A container whose file is switched at the barrier's place in the journal. */
+  reopen?: string;
+}
+
+export interface EngineStatus {
+  ready: boolean;
+  cursor?: string;
+  containers: number;
+  suppressed: { total: number; byContainer: Record<string, number>; last?: string };
+  writeError?: { path: string; message: string };
+  memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
+}
+
+export interface EngineOptions {
+  stateDir: string;
+  journalctl: string;
+  logger?: string;
+  log: Logger;
+  barrierTimeoutMs: number;
+}
+
+/**
+ * Turns container output read from the journal into CRI log files. Each batch is appended to the
+ * files, the files synced, then the cursor and the files' sizes saved together.
+ */
+export class LogEngine {
+  private readonly containers = new Map<string, ContainerLog>();
+  /** Ids from the saved state whose fate waits for the list of containers from runtime-svc. */
+  private saved: LogsState['containers'] = {};
+  /** Ids added or forgotten since start: the start-up list from runtime-svc may be older. */
+  private readonly changedSinceStart = new Set<string>();
+  private readonly lock = new Lock();
+  private readonly barriers = new Map<string, Barrier>();
+  private reader: JournalReader | undefined;
+  private state!: LogsState;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private suppressedTotal = 0;
+  private readonly suppressedBy = new Map<string, number>();
+  private lastSuppressed: string | undefined;
+  private writeError: { path: string; message: string } | undefined;
+
+  private constructor(private readonly options: EngineOptions) {}
+
+  private get stateFile(): string {
+    return join(this.options.stateDir, 'state.json');
+  }
+
+  static async open(options: EngineOptions): Promise<LogEngine> {
+    const engine = new LogEngine(options);
+    await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+    const state = await loadState(engine.stateFile);
+    if (state) {
+      engine.state = state;
+      engine.saved = { ...state.containers };
+    } else {
+      // First start: containers created from now on are followed from their first line.
+      engine.state = { version: 1, sinceSeconds: Math.floor(Date.now() / 1000) - 1, containers: {} };
+      await saveState(engine.stateFile, engine.state);
+    }
+    return engine;
+  }
+
+  get ready(): boolean {
+    return this.reader !== undefined;
+  }
+
+  /**
+   * Settles the containers of the previous run against runtime-svc's list (id → log path), then
+   * starts reading the journal after the saved cursor.
+   */
+  async start(current: Map<string, string>): Promise<void> {
+    await this.lock.run(async () => {
+      for (const [id, saved] of Object.entries(this.saved)) {
+        if (this.changedSinceStart.has(id) || this.containers.has(id)) continue;
+        if (current.get(id) !== saved.path) continue;
+        const log = await this.openOrReport(id, () => ContainerLog.resume(id, saved));
+        if (log) this.containers.set(id, log);
+      }
+      for (const [id, path] of current) {
+        if (this.changedSinceStart.has(id) || this.containers.has(id) || !path) continue;
+        const log = await this.openOrReport(id, () => ContainerLog.open(id, path));
+        if (log) this.containers.set(id, log);
+      }
+      this.saved = {};
+      await this.persist();
+    });
+    const from = this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
+    this.reader = new JournalReader({ journalctl: this.options.journalctl, from, log: this.options.log });
+    this.reader.start();
+    this.loop = this.run();
+    this.options.log.info({ containers: this.containers.size, from }, 'following the journal');
+  }
+
+  /** Opening a file may fail (a full disk, a removed directory): reported and tried again. */
+  private async openOrReport(id: string, open: () => Promise<ContainerLog>): Promise<ContainerLog | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await open();
+      } catch (err) {
+        const message = (err as Error).message;
+        this.options.log.error({ container: id, err: message }, 'cannot open the container log file');
+        this.writeError = { path: id, message };
+        if (attempt >= 2) return undefined;
+        await sleep(500);
+      }
+    }
+  }
+
+  private async persist(): Promise<void> {
+    const containers: LogsState['containers'] = { ...this.saved };
+    for (const [id, c] of this.containers) containers[id] = c.saved();
+    this.state = { ...this.state, containers };
+    await saveState(this.stateFile, this.state);
+  }
+
+  /** Starts following a container's output into `path` (created empty at once). */
+  async track(id: string, path: string): Promise<void> {
+    this.changedSinceStart.add(id);
+    await this.lock.run(async () => {
+      const existing = this.containers.get(id);
+      if (existing && existing.path === path) return;
+      if (existing) {
+        existing.removed = true;
+        await existing.close();
+      }
+      delete this.saved[id];
+      this.containers.set(id, await ContainerLog.open(id, path));
+      await this.persist();
+    });
+  }
+
+  /** Stops following a container; entries still in flight for it are dropped, no file is made. */
+  async forget(id: string): Promise<void> {
+    this.changedSinceStart.add(id);
+    const c = this.containers.get(id);
+    if (c) c.removed = true;
+    await this.lock.run(async () => {
+      const log = this.containers.get(id);
+      this.containers.delete(id);
+      delete this.saved[id];
+      if (log) await log.close();
+      await this.persist();
+    });
+  }
+
+  /** Resolves once every line the container sent before this call is in its file. */
+  async flush(id: string): Promise<void> {
+    if (!this.ready) throw new NotReady('logs-svc is still reading the container list from runtime-svc');
+    await this.barrier();
+    if (!this.containers.has(id)) throw new UnknownContainer(`container ${id} is not followed by logs-svc`);
+  }
+
+  /** Lines sent before the call stay in the (renamed) old file; later ones go to a new file at the path. */
+  async reopen(id: string): Promise<void> {
+    if (!this.ready) throw new NotReady('logs-svc is still reading the container list from runtime-svc');
+    if (!this.containers.has(id)) throw new UnknownContainer(`container ${id} is not followed by logs-svc`);
+    await this.barrier(id);
+  }
+
+  private async barrier(reopen?: string): Promise<void> {
+    const timeoutMs = reopen ? Math.max(REOPEN_TIMEOUT_MS, this.options.barrierTimeoutMs) : this.options.barrierTimeoutMs;
+    const nonce = randomBytes(12).toString('hex');
+    const done = new Promise<void>((resolve, reject) => this.barriers.set(nonce, { resolve, reject, ...(reopen ? { reopen } : {}) }));
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BarrierTimeout(`logs-svc is behind the journal: its barrier did not come back within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await sendBarrier(nonce, this.options.logger);
+      await Promise.race([done, expired]);
+    } finally {
+      clearTimeout(timer);
+      this.barriers.delete(nonce);
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped && this.reader) {
+      await this.reader.waitForEntries();
+      const events = this.reader.take();
+      if (events.length === 0) continue;
+      try {
+        await this.lock.run(() => this.apply(events));
+      } catch (err) {
+        this.options.log.error({ err: (err as Error).message }, 'cannot write a batch of container output; stopping');
+        process.exitCode = 1;
+        throw err;
+      }
+    }
+  }
+
+  private async apply(events: JournalEvent[]): Promise<void> {
+    const reached: Barrier[] = [];
+    let cursor: string | undefined;
+    for (const ev of events) {
+      if (ev.kind === 'output') {
+        const c = this.containers.get(ev.containerId);
+        if (c && !c.removed) c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
+      } else if (ev.kind === 'barrier') {
+        const b = this.barriers.get(ev.nonce);
+        if (b?.reopen) {
+          await this.commit(ev.cursor);
+          cursor = undefined;
+          await this.switchFile(b);
+          continue;
+        }
+        if (b) reached.push(b);
+      } else if (ev.kind === 'suppressed') {
+        this.noteSuppressed(ev.count, ev.text);
+      }
+      cursor = ev.cursor;
+    }
+    if (cursor) await this.commit(cursor);
+    for (const b of reached) b.resolve();
+  }
+
+  private async switchFile(b: Barrier): Promise<void> {
+    const c = this.containers.get(b.reopen!);
+    if (!c || c.removed) return b.reject(new UnknownContainer(`container ${b.reopen} was removed`));
+    try {
+      await c.reopen();
+      await this.persist();
+      b.resolve();
+    } catch (err) {
+      b.reject(err as Error);
+    }
+  }
+
+  /** Writes and syncs every pending record, then saves the cursor with the files' sizes. */
+  private async commit(cursor: string): Promise<void> {
+    const written: ContainerLog[] = [];
+    for (const c of this.containers.values()) {
+      if (!c.hasPending) continue;
+      for (;;) {
+        if (c.removed) break;
+        try {
+          await c.writePending();
+          written.push(c);
+          if (this.writeError?.path === c.path) this.writeError = undefined;
+          break;
+        } catch (err) {
+          const message = (err as Error).message;
+          if (this.writeError?.message !== message) this.options.log.error({ container: c.id, path: c.path, err: message }, 'cannot write the container log; retrying every second');
+          this.writeError = { path: c.path, message };
+          await sleep(1000);
+        }
+      }
+    }
+    for (const c of written) if (!c.removed) await c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'));
+    this.state.cursor = cursor;
+    for (;;) {
+      try {
+        await this.persist();
+        return;
+      } catch (err) {
+        this.options.log.error({ err: (err as Error).message }, 'cannot save the logs state; retrying every second');
+        await sleep(1000);
+      }
+    }
+  }
+
+  private noteSuppressed(count: number, text: string): void {
+    this.suppressedTotal += count;
+    this.lastSuppressed = text;
+    const id = [...this.containers.keys()].find((k) => text.includes(k));
+    if (id) this.suppressedBy.set(id, (this.suppressedBy.get(id) ?? 0) + count);
+    this.options.log.warn({ count, notice: text, ...(id ? { container: id } : {}) }, 'journald dropped messages (rate limit); container output is missing lines');
+  }
+
+  status(): EngineStatus {
+    return {
+      ready: this.ready,
+      ...(this.state.cursor ? { cursor: this.state.cursor } : {}),
+      containers: this.containers.size,
+      suppressed: { total: this.suppressedTotal, byContainer: Object.fromEntries(this.suppressedBy), ...(this.lastSuppressed ? { last: this.lastSuppressed } : {}) },
+      ...(this.writeError ? { writeError: this.writeError } : {}),
+      memory: (({ rss, heapUsed, heapTotal, external }) => ({ rss, heapUsed, heapTotal, external }))(process.memoryUsage()),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.reader?.stop();
+    await this.loop?.catch(() => undefined);
+    await this.lock.run(async () => {
+      for (const c of this.containers.values()) await c.close();
+    });
+  }
+}

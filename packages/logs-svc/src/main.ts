@@ -1,0 +1,35 @@
+import { promises as fs } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common';
+import { closeServer, startInternalServer } from './internal-server.js';
+import { LogEngine } from './log-engine.js';
+import { listContainerLogs } from './runtime-list.js';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { config: { type: 'string' } } });
+  const config = await loadConfig(values.config);
+  const log = createLogger('logs-svc', config.log_level);
+  const engine = await LogEngine.open({
+    stateDir: config.logs.state_dir,
+    journalctl: config.logs.journalctl,
+    log,
+    barrierTimeoutMs: parseDuration(config.logs.flush_timeout)!,
+  });
+  const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
+  let stopping = false;
+  stopOnSignals(log, async () => {
+    stopping = true;
+    await closeServer(internal);
+    await fs.rm(config.logs.internal_socket, { force: true });
+    await engine.stop();
+  });
+  // runtime-svc owns the list of containers: until it answers, nothing is read past the cursor.
+  const current = await listContainerLogs(config.runtime.socket, log, () => stopping);
+  await engine.start(current);
+  log.info({ internalSocket: config.logs.internal_socket, stateDir: config.logs.state_dir }, 'logs service ready');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`logs-svc: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,29 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { awaitProcessesExit, findProcesses, parseProcStat, readProcess } from './processes.js';
+
+test('parseProcStat reads ppid, process group and start time after a command name with spaces and parentheses', () => {
+  const stat = '4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 0 0 0';
+  assert.deepEqual(parseProcStat(stat), { ppid: 1, pgid: 4242, startTime: 987654 });
+  assert.equal(parseProcStat('garbage'), undefined);
+});
+
+test('readProcess describes this process', async () => {
+  const self = await readProcess(process.pid);
+  assert.ok(self);
+  assert.equal(self.ppid, process.ppid);
+  assert.equal(self.argv[0], process.execPath);
+});
+
+test('awaitProcessesExit waits for a process that ends on its own, and kills one that does not', async () => {
+  const quick = spawn('sleep', ['0.2'], { stdio: 'ignore' });
+  const stubborn = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const found = await findProcesses((p) => p.pid === quick.pid || p.pid === stubborn.pid, (argv) => argv[0] === 'sleep');
+  assert.equal(found.length, 2);
+  const stubbornExit = new Promise((resolve) => stubborn.once('exit', (_code, signal) => resolve(signal)));
+  const killed = await awaitProcessesExit(found, 1000);
+  assert.equal(killed, 1);
+  assert.equal(await stubbornExit, 'SIGKILL');
+  assert.equal(await readProcess(stubborn.pid!), undefined);
+});

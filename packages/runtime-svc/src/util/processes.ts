@@ -1,0 +1,91 @@
+import { promises as fs } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Process group id. */
+  pgid: number;
+  /** Start time in clock ticks since boot: with the pid, it names one process for good. */
+  startTime: number;
+  argv: string[];
+}
+
+/** Fields of /proc/<pid>/stat; the command name may hold spaces and parentheses, so fields are read after the last ')'. */
+export function parseProcStat(text: string): Pick<ProcessInfo, 'ppid' | 'pgid' | 'startTime'> | undefined {
+  const end = text.lastIndexOf(')');
+  if (end < 0) return undefined;
+  // After ')': state(3) ppid(4) pgrp(5) … starttime(22); index 0 here is field 3.
+  const fields = text.slice(end + 2).split(' ');
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const startTime = Number(fields[19]);
+  if (![ppid, pgid, startTime].every(Number.isInteger)) return undefined;
+  return { ppid, pgid, startTime };
+}
+
+export async function readProcess(pid: number): Promise<ProcessInfo | undefined> {
+  try {
+    const stat = parseProcStat(await fs.readFile(`/proc/${pid}/stat`, 'utf8'));
+    if (!stat) return undefined;
+    const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    if (argv.at(-1) === '') argv.pop();
+    return { pid, ...stat, argv };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every live process the predicate accepts (a snapshot of /proc; processes come and go meanwhile).
+ * `argvFilter`, when given, is applied first, so only the processes it passes have their stat read.
+ */
+export async function findProcesses(accept: (p: ProcessInfo) => boolean, argvFilter?: (argv: string[]) => boolean): Promise<ProcessInfo[]> {
+  const found: ProcessInfo[] = [];
+  for (const name of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    if (argvFilter) {
+      const argv = await fs.readFile(`/proc/${name}/cmdline`, 'utf8').then((t) => t.split('\0'), () => undefined);
+      if (!argv || !argvFilter(argv)) continue;
+    }
+    const info = await readProcess(Number(name));
+    if (info && accept(info)) found.push(info);
+  }
+  return found;
+}
+
+function sameProcessAlive(p: ProcessInfo): Promise<boolean> {
+  return readProcess(p.pid).then((now) => now !== undefined && now.startTime === p.startTime);
+}
+
+async function stillAlive(processes: readonly ProcessInfo[]): Promise<ProcessInfo[]> {
+  const alive = await Promise.all(processes.map(async (p) => ((await sameProcessAlive(p)) ? p : undefined)));
+  return alive.filter((p): p is ProcessInfo => p !== undefined);
+}
+
+async function waitUntilGone(processes: readonly ProcessInfo[], ms: number): Promise<ProcessInfo[]> {
+  const deadline = Date.now() + ms;
+  let alive = await stillAlive(processes);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await sleep(20);
+    alive = await stillAlive(alive);
+  }
+  return alive;
+}
+
+/**
+ * Waits for the processes to exit on their own; those still there after `graceMs` get SIGKILL.
+ * Resolves with the number that had to be killed.
+ */
+export async function awaitProcessesExit(processes: readonly ProcessInfo[], graceMs: number): Promise<number> {
+  const stubborn = await waitUntilGone(processes, graceMs);
+  for (const p of stubborn) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  await waitUntilGone(stubborn, 2000);
+  return stubborn.length;
+}

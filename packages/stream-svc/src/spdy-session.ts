@@ -1,0 +1,172 @@
+import { legacyErrorFor, statusFor } from './status-message.js';
+import type { StreamOutcome, StreamSession, TerminalSize } from './session.js';
+import type { SpdyConnection, SpdyStream } from './spdy/connection.js';
+import { parseResize } from './websocket-session.js';
+
+/** The kubelet's wait for a client to open the streams a request needs. */
+export const STREAM_CREATION_TIMEOUT_MS = 30_000;
+
+export type StreamType = 'error' | 'stdin' | 'stdout' | 'stderr' | 'resize';
+
+export interface WantedStreams {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
+/**
+ * Exec or attach over SPDY: the client opens one stream per kind, told apart by the `streamType`
+ * header. v4 ends with a metav1.Status on the error stream; v1-v3 write a text error on failure
+ * only. The v2+ protocols carry resize messages on their own stream (v3 and later).
+ */
+export class SpdyStreamSession implements StreamSession {
+  private readonly streams = new Map<StreamType, SpdyStream>();
+  private readonly expected: number;
+  private pendingStdin: (Buffer | null)[] = [];
+  private pendingResize: TerminalSize[] = [];
+  private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
+  private resizeHandler: (size: TerminalSize) => void = (size) => this.pendingResize.push(size);
+  private goneHandler: () => void = () => undefined;
+  private finished = false;
+  private readyResolve: ((ok: boolean) => void) | undefined;
+  private readonly statusJson: boolean;
+
+  private connection: SpdyConnection | undefined;
+
+  constructor(
+    readonly protocol: string,
+    private readonly cmd: string[],
+    wanted: WantedStreams,
+  ) {
+    this.statusJson = protocol === 'v4.channel.k8s.io';
+    const resizing = wanted.tty && (protocol === 'v4.channel.k8s.io' || protocol === 'v3.channel.k8s.io');
+    this.expected = 1 + Number(wanted.stdin) + Number(wanted.stdout) + Number(wanted.stderr) + Number(resizing);
+  }
+
+  bind(connection: SpdyConnection): void {
+    this.connection = connection;
+  }
+
+  /** For the connection's onStream: takes each stream by its type. */
+  addStream(stream: SpdyStream): void {
+    const type = stream.header('streamType') as StreamType | undefined;
+    if (type !== 'error' && type !== 'stdin' && type !== 'stdout' && type !== 'stderr' && type !== 'resize') {
+      stream.reset();
+      return;
+    }
+    this.streams.set(type, stream);
+    if (type === 'stdin') {
+      stream.onData((chunk) => this.stdinHandler(chunk));
+      stream.onEnd(() => this.stdinHandler(null));
+    } else if (type === 'resize') {
+      const sizes = new JsonObjectSplitter();
+      stream.onData((chunk) => {
+        for (const text of sizes.push(chunk.toString('utf8'))) {
+          const size = parseResize(Buffer.from(text));
+          if (size) this.resizeHandler(size);
+        }
+      });
+    } else {
+      // Nothing is read from the output streams; their ends need no action.
+      stream.onData(() => undefined);
+    }
+    if (this.streams.size >= this.expected) this.readyResolve?.(true);
+  }
+
+  /** Resolves true once the client opened every stream the request needs, false on timeout or loss. */
+  waitForStreams(timeoutMs = STREAM_CREATION_TIMEOUT_MS): Promise<boolean> {
+    if (this.streams.size >= this.expected) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+      this.readyResolve = (ok) => {
+        clearTimeout(timer);
+        this.readyResolve = undefined;
+        resolve(ok);
+      };
+    });
+  }
+
+  /** For channel.k8s.io the kubelet half-closes its side of the stdin stream once all streams are in. */
+  closeUnusedStdin(): void {
+    if (this.protocol === 'channel.k8s.io') this.streams.get('stdin')?.end();
+  }
+
+  onStdin(handler: (chunk: Buffer | null) => void): void {
+    this.stdinHandler = handler;
+    for (const chunk of this.pendingStdin.splice(0)) handler(chunk);
+  }
+  onResize(handler: (size: TerminalSize) => void): void {
+    this.resizeHandler = handler;
+    for (const size of this.pendingResize.splice(0)) handler(size);
+  }
+  onClientGone(handler: () => void): void {
+    this.goneHandler = handler;
+  }
+  writeStdout(chunk: Buffer): void {
+    if (!this.finished) this.streams.get('stdout')?.write(chunk);
+  }
+  writeStderr(chunk: Buffer): void {
+    if (!this.finished) this.streams.get('stderr')?.write(chunk);
+  }
+
+  finish(outcome: StreamOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const error = this.streams.get('error');
+    if (error) {
+      const text = this.statusJson ? JSON.stringify(statusFor(outcome, this.cmd)) : legacyErrorFor(outcome, this.cmd);
+      if (text !== undefined) error.write(Buffer.from(text));
+    }
+    for (const stream of this.streams.values()) stream.end();
+    this.connection?.close();
+  }
+
+  /** The connection ended before `finish`. */
+  connectionClosed(): void {
+    this.readyResolve?.(false);
+    if (this.finished) return;
+    this.finished = true;
+    this.stdinHandler(null);
+    this.goneHandler();
+  }
+}
+
+/** Splits a stream of concatenated JSON objects (Go's json.Decoder input) into whole objects. */
+export class JsonObjectSplitter {
+  private text = '';
+
+  push(more: string): string[] {
+    this.text += more;
+    const objects: string[] = [];
+    let depth = 0;
+    let inString = false;
+    let escaped = false;
+    let start = -1;
+    let consumed = 0;
+    for (let i = 0; i < this.text.length; i++) {
+      const c = this.text[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === '\\') escaped = true;
+        else if (c === '"') inString = false;
+        continue;
+      }
+      if (c === '"') inString = true;
+      else if (c === '{') {
+        if (depth === 0) start = i;
+        depth++;
+      } else if (c === '}' && depth > 0) {
+        depth--;
+        if (depth === 0) {
+          objects.push(this.text.slice(start, i + 1));
+          consumed = i + 1;
+        }
+      }
+    }
+    this.text = this.text.slice(consumed);
+    if (this.text.length > 64 * 1024) this.text = '';
+    return objects;
+  }
+}
