@@ -48,6 +48,7 @@ test('skiff up --detach, status, down: the operator cycle', async () => {
     assert.match(up.stdout, /image-svc\s+\d+\s+\S+image\.sock\s+answering/);
     assert.match(up.stdout, /runtime-svc\s+\d+\s+\S+runtime\.sock\s+answering/);
     assert.match(up.stdout, /stream-svc\s+\d+\s+http:\/\/127\.0\.0\.1:\d+\s+answering/);
+    assert.match(up.stdout, /logs-svc\s+\d+\s+\S+logs-internal\.sock\s+answering/);
     assert.ok(existsSync(join(dir, 'cni', '10-skiff.conflist')), 'skiff up installs the default pod network');
 
     const again = await skiff('up', '--detach', '--config', config);
@@ -57,12 +58,18 @@ test('skiff up --detach, status, down: the operator cycle', async () => {
     const status = await skiff('status', '--json', '--config', config);
     assert.equal(status.code, 0);
     const report = JSON.parse(status.stdout) as { supervisorPid: number; services: Array<{ name: string; answers: boolean }> };
-    assert.deepEqual(report.services.map((s) => [s.name, s.answers]), [['image-svc', true], ['runtime-svc', true], ['stream-svc', true]]);
+    assert.deepEqual(report.services.map((s) => [s.name, s.answers]), [
+      ['image-svc', true],
+      ['runtime-svc', true],
+      ['stream-svc', true],
+      ['logs-svc', true],
+    ]);
 
     const stopped = await skiff('down', '--config', config);
     assert.equal(stopped.code, 0, stopped.stderr);
     assert.ok(!existsSync(join(dir, 'run', 'image.sock')));
     assert.ok(!existsSync(join(dir, 'run', 'runtime.sock')));
+    assert.ok(!existsSync(join(dir, 'run', 'logs-internal.sock')));
     assert.equal((await skiff('status', '--config', config)).code, 3);
     assert.match(readFileSync(join(dir, 'log', 'skiff.log'), 'utf8'), /image service ready/);
   } finally {

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callUnary, type cri } from '@skiff/proto';
 import { collect, openSpdy, openSpdyOverWebSocket, spdyExec, spdyForward } from '@skiff/stream-svc/dist/testing/spdy-client.js';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import type { Pod, RuntimeHarness } from './lib/runtime-harness.js';
+import { startStreamPod } from './lib/stream-pod.js';
 import { startApiServerFixture } from './lib/api-server-fixture.js';
 import { eventually } from './lib/stream-client.js';
 
@@ -43,11 +44,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   let app: string;
 
   before(async () => {
-    h = await startRuntimeHarness();
-    pod = await h.runPod();
-    app = await h.runContainer(pod, 'app');
-    // An echo server in the pod, one `cat` per connection.
-    await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
+    ({ h, pod, app } = await startStreamPod(ECHO_PORT));
   });
 
   after(async () => {

@@ -10,7 +10,8 @@ import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 // Not re-exported by the package's index; the handler Exec itself uses.
 import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
 import { callUnary, type cri } from '@skiff/proto';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import type { Pod, RuntimeHarness } from './lib/runtime-harness.js';
+import { startStreamPod } from './lib/stream-pod.js';
 import { eventually, openWebSocket, wsExec, wsForwardOnce } from './lib/stream-client.js';
 
 const ECHO_PORT = 8080;
@@ -34,10 +35,7 @@ describe('WebSocket streaming', { timeout: 180_000 }, () => {
   let app: string;
 
   before(async () => {
-    h = await startRuntimeHarness();
-    pod = await h.runPod();
-    app = await h.runContainer(pod, 'app');
-    await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
+    ({ h, pod, app } = await startStreamPod(ECHO_PORT));
   });
 
   after(async () => {

@@ -20,3 +20,36 @@ export interface StreamSession {
   writeStderr(chunk: Buffer): void;
   finish(outcome: StreamOutcome): void;
 }
+
+/**
+ * What a client sends before and after the runner sets its handlers: stdin and resizes that
+ * arrive first are held and handed over in order once the handler is set.
+ */
+export class ClientInput {
+  private pendingStdin: (Buffer | null)[] = [];
+  private pendingResize: TerminalSize[] = [];
+  private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
+  private resizeHandler: (size: TerminalSize) => void = (size) => this.pendingResize.push(size);
+  private goneHandler: () => void = () => undefined;
+
+  onStdin(handler: (chunk: Buffer | null) => void): void {
+    this.stdinHandler = handler;
+    for (const chunk of this.pendingStdin.splice(0)) handler(chunk);
+  }
+  onResize(handler: (size: TerminalSize) => void): void {
+    this.resizeHandler = handler;
+    for (const size of this.pendingResize.splice(0)) handler(size);
+  }
+  onClientGone(handler: () => void): void {
+    this.goneHandler = handler;
+  }
+  stdin(chunk: Buffer | null): void {
+    this.stdinHandler(chunk);
+  }
+  resize(size: TerminalSize): void {
+    this.resizeHandler(size);
+  }
+  clientGone(): void {
+    this.goneHandler();
+  }
+}

@@ -1,5 +1,5 @@
 import { legacyErrorFor, statusFor } from './status-message.js';
-import type { StreamOutcome, StreamSession, TerminalSize } from './session.js';
+import { ClientInput, type StreamOutcome, type StreamSession, type TerminalSize } from './session.js';
 import type { SpdyConnection, SpdyStream } from './spdy/connection.js';
 import { parseResize } from './websocket-session.js';
 
@@ -23,11 +23,7 @@ export interface WantedStreams {
 export class SpdyStreamSession implements StreamSession {
   private readonly streams = new Map<StreamType, SpdyStream>();
   private readonly expected: number;
-  private pendingStdin: (Buffer | null)[] = [];
-  private pendingResize: TerminalSize[] = [];
-  private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
-  private resizeHandler: (size: TerminalSize) => void = (size) => this.pendingResize.push(size);
-  private goneHandler: () => void = () => undefined;
+  private readonly input = new ClientInput();
   private finished = false;
   private readyResolve: ((ok: boolean) => void) | undefined;
   private readonly statusJson: boolean;
@@ -57,14 +53,14 @@ export class SpdyStreamSession implements StreamSession {
     }
     this.streams.set(type, stream);
     if (type === 'stdin') {
-      stream.onData((chunk) => this.stdinHandler(chunk));
-      stream.onEnd(() => this.stdinHandler(null));
+      stream.onData((chunk) => this.input.stdin(chunk));
+      stream.onEnd(() => this.input.stdin(null));
     } else if (type === 'resize') {
       const sizes = new JsonObjectSplitter();
       stream.onData((chunk) => {
         for (const text of sizes.push(chunk.toString('utf8'))) {
           const size = parseResize(Buffer.from(text));
-          if (size) this.resizeHandler(size);
+          if (size) this.input.resize(size);
         }
       });
     } else {
@@ -94,15 +90,13 @@ export class SpdyStreamSession implements StreamSession {
   }
 
   onStdin(handler: (chunk: Buffer | null) => void): void {
-    this.stdinHandler = handler;
-    for (const chunk of this.pendingStdin.splice(0)) handler(chunk);
+    this.input.onStdin(handler);
   }
   onResize(handler: (size: TerminalSize) => void): void {
-    this.resizeHandler = handler;
-    for (const size of this.pendingResize.splice(0)) handler(size);
+    this.input.onResize(handler);
   }
   onClientGone(handler: () => void): void {
-    this.goneHandler = handler;
+    this.input.onClientGone(handler);
   }
   writeStdout(chunk: Buffer): void {
     if (!this.finished) this.streams.get('stdout')?.write(chunk);
@@ -128,8 +122,8 @@ export class SpdyStreamSession implements StreamSession {
     this.readyResolve?.(false);
     if (this.finished) return;
     this.finished = true;
-    this.stdinHandler(null);
-    this.goneHandler();
+    this.input.stdin(null);
+    this.input.clientGone();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { WebSocket, RawData } from 'ws';
 import { legacyErrorFor, statusFor } from './status-message.js';
-import type { StreamOutcome, StreamSession, TerminalSize } from './session.js';
+import { ClientInput, type StreamOutcome, type StreamSession, type TerminalSize } from './session.js';
 
 /** Exec/attach subprotocols, best first. */
 export const REMOTE_COMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'channel.k8s.io', 'base64.channel.k8s.io'] as const;
@@ -19,11 +19,7 @@ export function chooseProtocol(offered: Set<string>, supported: readonly string[
 /** A channel.k8s.io-style WebSocket as a StreamSession. */
 export class WebSocketSession implements StreamSession {
   // Input that arrives before the runner is ready waits here.
-  private pendingStdin: (Buffer | null)[] = [];
-  private pendingResize: TerminalSize[] = [];
-  private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
-  private resizeHandler: (size: TerminalSize) => void = (size) => this.pendingResize.push(size);
-  private goneHandler: () => void = () => undefined;
+  private readonly input = new ClientInput();
   private finished = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly base64: boolean;
@@ -44,15 +40,13 @@ export class WebSocketSession implements StreamSession {
   }
 
   onStdin(handler: (chunk: Buffer | null) => void): void {
-    this.stdinHandler = handler;
-    for (const chunk of this.pendingStdin.splice(0)) handler(chunk);
+    this.input.onStdin(handler);
   }
   onResize(handler: (size: TerminalSize) => void): void {
-    this.resizeHandler = handler;
-    for (const size of this.pendingResize.splice(0)) handler(size);
+    this.input.onResize(handler);
   }
   onClientGone(handler: () => void): void {
-    this.goneHandler = handler;
+    this.input.onClientGone(handler);
   }
   writeStdout(chunk: Buffer): void {
     this.send(CHANNEL.stdout, chunk);
@@ -94,14 +88,14 @@ export class WebSocketSession implements StreamSession {
       payload = bytes.subarray(1);
     }
     if (channel === CLOSE_SIGNAL && this.protocol === 'v5.channel.k8s.io') {
-      if (payload[0] === CHANNEL.stdin) this.stdinHandler(null);
+      if (payload[0] === CHANNEL.stdin) this.input.stdin(null);
       return;
     }
     if (channel === CHANNEL.stdin) {
-      if (payload.length > 0) this.stdinHandler(payload);
+      if (payload.length > 0) this.input.stdin(payload);
     } else if (channel === CHANNEL.resize) {
       const size = parseResize(payload);
-      if (size) this.resizeHandler(size);
+      if (size) this.input.resize(size);
     }
   }
 
@@ -119,8 +113,8 @@ export class WebSocketSession implements StreamSession {
     clearTimeout(this.idleTimer);
     if (this.finished) return;
     this.finished = true;
-    this.stdinHandler(null);
-    this.goneHandler();
+    this.input.stdin(null);
+    this.input.clientGone();
   }
 }
 
