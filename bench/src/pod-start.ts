@@ -4,7 +4,7 @@
  *     10 at once, beside the floor measured in the same run: `runc run -d` of a bundle holding
  *     the same busybox rootfs, plus a CNI ADD of the same network configuration run by hand;
  *   - the CNI cost as the runtime pays it: RunPodSandbox with a pod network minus hostNetwork;
- *   - RSS (and PSS) of image-svc + runtime-svc + every conmon with 0, 20 and 100 running pods;
+ *   - RSS (and PSS) of every Skiff daemon (image, runtime, stream, logs) + every conmon with 0, 20 and 100 running pods;
  *   - ListContainers p50/p99 with 500 containers (created, most of them not started).
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
@@ -44,7 +44,7 @@ interface MemoryFigures {
 
 async function memory(h: RuntimeHarness): Promise<MemoryFigures> {
   const daemons: number[] = [];
-  for (const name of ['image-svc', 'runtime-svc']) {
+  for (const name of ['image-svc', 'runtime-svc', 'stream-svc', 'logs-svc']) {
     const pid = await h.skiff.servicePid(name);
     if (pid === undefined) throw new Error(`no pid for ${name}`);
     daemons.push(pid);
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
       [`  wall time per wave of ${BATCH} (median)`, ms(median(waves))],
       [`  pods per second, ${BATCH} at once`, (BATCH / (median(waves) / 1000)).toFixed(1)],
     ]);
-    printTable('Memory: image-svc + runtime-svc + every conmon (target < 250 MB RSS at 100 pods)', [
+    printTable('Memory: every Skiff daemon + every conmon (target < 250 MB RSS at 100 pods)', [
       memoryRow('0 pods', memIdle),
       ...(mem20 ? [memoryRow('20 running pods', mem20)] : []),
       memoryRow(`${pods.length} running pods`, memFull),

@@ -78,11 +78,11 @@ function counter(seconds: number): string[] {
 
 test('logs-svc killed with SIGKILL five times under load: every line exactly once', async () => {
   const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push(await h.runContainer(pod, `burst-${i}`, { command: counter(20) }));
+  for (let i = 0; i < 5; i++) ids.push(await h.runContainer(pod, `burst-${i}`, { command: counter(30) }));
   // Containers created right after a kill are likely created while logs-svc is down.
   const createdDuringRestart: string[] = [];
   for (let k = 0; k < 5; k++) {
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, 4000));
     const pid = await h.skiff.servicePid('logs-svc');
     assert.ok(pid, 'logs-svc runs');
     process.kill(pid, 'SIGKILL');
