@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { awaitProcessesExit, findProcesses, parseProcStat, readProcess } from './processes.js';
 
 test('parseProcStat reads ppid, process group and start time after a command name with spaces and parentheses', () => {
@@ -17,12 +18,14 @@ test('readProcess describes this process', async () => {
 });
 
 test('awaitProcessesExit waits for a process that ends on its own, and kills one that does not', async () => {
-  const quick = spawn('sleep', ['0.2'], { stdio: 'ignore' });
+  const quick = spawn('sleep', ['1'], { stdio: 'ignore' });
   const stubborn = spawn('sleep', ['60'], { stdio: 'ignore' });
+  // 'spawn' comes once the child has exec'd, so its command line is sleep's.
+  await Promise.all([once(quick, 'spawn'), once(stubborn, 'spawn')]);
   const found = await findProcesses((p) => p.pid === quick.pid || p.pid === stubborn.pid, (argv) => argv[0] === 'sleep');
   assert.equal(found.length, 2);
   const stubbornExit = new Promise((resolve) => stubborn.once('exit', (_code, signal) => resolve(signal)));
-  const killed = await awaitProcessesExit(found, 1000);
+  const killed = await awaitProcessesExit(found, 4000);
   assert.equal(killed, 1);
   assert.equal(await stubbornExit, 'SIGKILL');
   assert.equal(await readProcess(stubborn.pid!), undefined);
