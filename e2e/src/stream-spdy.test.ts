@@ -10,10 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callUnary, type cri } from '@skiff/proto';
 import { collect, openSpdy, openSpdyOverWebSocket, spdyExec, spdyForward } from '@skiff/stream-svc/dist/testing/spdy-client.js';
-import type { Pod, RuntimeHarness } from './lib/runtime-harness.js';
-import { startStreamPod } from './lib/stream-pod.js';
+import { StreamPod } from './lib/stream-pod.js';
 import { startApiServerFixture } from './lib/api-server-fixture.js';
 import { eventually } from './lib/stream-client.js';
 
@@ -39,34 +37,25 @@ const ECHO_PORT = 8080;
 const CLOSED_PORT = 8081;
 
 describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
-  let h: RuntimeHarness;
-  let pod: Pod;
-  let app: string;
+  let sp: StreamPod;
 
   before(async () => {
-    ({ h, pod, app } = await startStreamPod(ECHO_PORT));
+    sp = await StreamPod.start(ECHO_PORT);
   });
 
   after(async () => {
-    await h?.stop();
+    await sp?.h.stop();
   });
 
-  async function execUrl(cmd: string[], streams: Partial<cri.ExecRequest> = { stdout: true, stderr: true }): Promise<string> {
-    return (await callUnary(h.runtime, 'Exec', { container_id: app, cmd, ...streams })).url;
-  }
-  async function forwardUrl(): Promise<string> {
-    return (await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [] })).url;
-  }
-
   it('v4: stdin, stdout and stderr apart, Success; the client\'s preference wins', async () => {
-    const url = await execUrl(['sh', '-c', 'cat; echo to-stderr >&2'], { stdin: true, stdout: true, stderr: true });
+    const url = await sp.execUrl(['sh', '-c', 'cat; echo to-stderr >&2'], { stdin: true, stdout: true, stderr: true });
     const r = await spdyExec(url, ['v4.channel.k8s.io', 'v3.channel.k8s.io'], { stdin: Buffer.from('hello over spdy\n'), stdout: true, stderr: true });
     assert.equal(r.protocol, 'v4.channel.k8s.io');
     assert.equal(r.stdout.toString(), 'hello over spdy\n');
     assert.equal(r.stderr.toString(), 'to-stderr\n');
     assert.equal(JSON.parse(r.error).status, 'Success');
 
-    const v3 = await spdyExec(await execUrl(['echo', 'v3']), ['v3.channel.k8s.io', 'v4.channel.k8s.io']);
+    const v3 = await spdyExec(await sp.execUrl(['echo', 'v3']), ['v3.channel.k8s.io', 'v4.channel.k8s.io']);
     assert.equal(v3.protocol, 'v3.channel.k8s.io');
     assert.equal(v3.stdout.toString(), 'v3\n');
     assert.equal(v3.error, '', 'v1-v3 send nothing on success');
@@ -74,7 +63,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
 
   it('v4 exit codes 0, 1 and 137 as metav1.Status', async () => {
     for (const [script, code] of [['exit 0', 0], ['exit 1', 1], ['kill -9 $$', 137]] as const) {
-      const r = await spdyExec(await execUrl(['sh', '-c', script]), ['v4.channel.k8s.io']);
+      const r = await spdyExec(await sp.execUrl(['sh', '-c', script]), ['v4.channel.k8s.io']);
       const status = JSON.parse(r.error);
       if (code === 0) assert.equal(status.status, 'Success');
       else {
@@ -86,18 +75,18 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   });
 
   it('older protocols: v2 and unnegotiated (channel.k8s.io) report failure as text', async () => {
-    const v2 = await spdyExec(await execUrl(['sh', '-c', 'echo out; exit 3']), ['v2.channel.k8s.io']);
+    const v2 = await spdyExec(await sp.execUrl(['sh', '-c', 'echo out; exit 3']), ['v2.channel.k8s.io']);
     assert.equal(v2.protocol, 'v2.channel.k8s.io');
     assert.equal(v2.stdout.toString(), 'out\n');
     assert.match(v2.error, /non-zero exit code.*exit code 3/);
-    const v1 = await spdyExec(await execUrl(['echo', 'v1']), []);
+    const v1 = await spdyExec(await sp.execUrl(['echo', 'v1']), []);
     assert.equal(v1.protocol, '');
     assert.equal(v1.stdout.toString(), 'v1\n');
     assert.equal(v1.error, '');
   });
 
   it('no acceptable protocol is refused with 403 and the accepted list', async () => {
-    const url = await execUrl(['true']);
+    const url = await sp.execUrl(['true']);
     await assert.rejects(openSpdy(url, ['v9.channel.k8s.io']), (err: { statusCode: number; headers: Record<string, string>; body: string }) => {
       assert.equal(err.statusCode, 403);
       assert.equal(err.headers['x-accepted-stream-protocol-versions'], 'v4.channel.k8s.io, v3.channel.k8s.io, v2.channel.k8s.io, channel.k8s.io');
@@ -108,32 +97,32 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
 
   it('10 MB of stdin comes back byte-exact through cat', async () => {
     const input = randomBytes(10 * 1024 * 1024);
-    const r = await spdyExec(await execUrl(['cat'], { stdin: true, stdout: true, stderr: true }), ['v4.channel.k8s.io'], { stdin: input, stdout: true, stderr: true });
+    const r = await spdyExec(await sp.execUrl(['cat'], { stdin: true, stdout: true, stderr: true }), ['v4.channel.k8s.io'], { stdin: input, stdout: true, stderr: true });
     assert.equal(r.stdout.length, input.length);
     assert.ok(r.stdout.equals(input), 'stdout differs from stdin');
     assert.equal(JSON.parse(r.error).status, 'Success');
   });
 
   it('tokens are single use; unknown tokens are 404', async () => {
-    const url = await execUrl(['true']);
+    const url = await sp.execUrl(['true']);
     await spdyExec(url, ['v4.channel.k8s.io']);
     await assert.rejects(openSpdy(url, ['v4.channel.k8s.io']), { statusCode: 404 });
     await assert.rejects(openSpdy(url.replace(/\/exec\/[^/]+$/, '/exec/not-a-token'), ['v4.channel.k8s.io']), { statusCode: 404 });
   });
 
   it('a client that vanishes mid-stream leaves no process behind', async () => {
-    const url = await execUrl(['sh', '-c', 'echo started; exec sleep 1000'], { stdout: true });
+    const url = await sp.execUrl(['sh', '-c', 'echo started; exec sleep 1000'], { stdout: true });
     const client = await openSpdy(url, ['v4.channel.k8s.io']);
     client.connection.createStream(new Map([['streamtype', 'error']]));
     const stdout = client.connection.createStream(new Map([['streamtype', 'stdout']]));
     await new Promise<void>((resolve) => stdout.onData(() => resolve()));
-    assert.equal((await h.exec(app, ['sh', '-c', 'ps | grep -c "[s]leep 1000"'])).stdout.trim(), '1');
+    assert.equal((await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1000"'])).stdout.trim(), '1');
     client.socket!.destroy();
-    await eventually('the exec process to be killed', async () => (await h.exec(app, ['sh', '-c', 'ps | grep -c "[s]leep 1000"'])).stdout.trim() === '0');
+    await eventually('the exec process to be killed', async () => (await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1000"'])).stdout.trim() === '0');
   });
 
   it('port-forward: 20 connections at once on one session, a refused port, then more', async () => {
-    const client = await openSpdy(await forwardUrl(), ['portforward.k8s.io']);
+    const client = await openSpdy(await sp.forwardUrl(), ['portforward.k8s.io']);
     assert.equal(client.protocol, 'portforward.k8s.io');
     const payloads = Array.from({ length: 20 }, () => randomBytes(256 * 1024));
     const results = await Promise.all(payloads.map((p, i) => spdyForward(client.connection, ECHO_PORT, String(i), p)));
@@ -150,7 +139,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   });
 
   it('port-forward: clients without requestID are paired by stream id', async () => {
-    const client = await openSpdy(await forwardUrl(), ['portforward.k8s.io']);
+    const client = await openSpdy(await sp.forwardUrl(), ['portforward.k8s.io']);
     for (const text of ['first\n', 'second\n']) {
       const r = await spdyForward(client.connection, ECHO_PORT, undefined, Buffer.from(text));
       assert.equal(r.data.toString(), text);
@@ -159,7 +148,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   });
 
   it('port-forward: SPDY tunneled in a WebSocket, 20 connections at once', async () => {
-    const client = await openSpdyOverWebSocket(await forwardUrl());
+    const client = await openSpdyOverWebSocket(await sp.forwardUrl());
     assert.equal(client.protocol, 'SPDY/3.1+portforward.k8s.io');
     const payloads = Array.from({ length: 20 }, () => randomBytes(128 * 1024));
     const results = await Promise.all(payloads.map((p, i) => spdyForward(client.connection, ECHO_PORT, String(i), p)));
@@ -170,7 +159,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   });
 
   it('port-forward: a data stream without its error stream is never forwarded; other pairs are', async () => {
-    const client = await openSpdy(await forwardUrl(), ['portforward.k8s.io']);
+    const client = await openSpdy(await sp.forwardUrl(), ['portforward.k8s.io']);
     const lone = client.connection.createStream(new Map([['streamtype', 'data'], ['port', String(ECHO_PORT)], ['requestid', 'lonely']]));
     const got = collect(lone);
     lone.write(Buffer.from('nobody echoes this'));
@@ -181,14 +170,14 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
   });
 
   it('stream-svc stopping ends live sessions: the client sees the end and the process is gone', async () => {
-    const url = await execUrl(['sh', '-c', 'echo started; exec sleep 1001'], { stdout: true });
+    const url = await sp.execUrl(['sh', '-c', 'echo started; exec sleep 1001'], { stdout: true });
     const client = await openSpdy(url, ['v4.channel.k8s.io']);
     client.connection.createStream(new Map([['streamtype', 'error']])).onData(() => undefined);
     const stdout = client.connection.createStream(new Map([['streamtype', 'stdout']]));
     await new Promise<void>((resolve) => stdout.onData(() => resolve()));
-    await h.restartSkiff();
+    await sp.h.restartSkiff();
     await client.closed;
-    await eventually('the exec process to be killed', async () => (await h.exec(app, ['sh', '-c', 'ps | grep -c "[s]leep 1001"'])).stdout.trim() === '0');
+    await eventually('the exec process to be killed', async () => (await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1001"'])).stdout.trim() === '0');
   });
 
   describe('kubectl 1.20 (Go spdystream) through an API server fixture', { skip: !KUBECTL && 'kubectl 1.20 (Debian kubernetes-client) not found; set SKIFF_TEST_KUBECTL' }, () => {
@@ -202,7 +191,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
     const kubectlArgs = (server: string): string[] => ['--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), '--server', server, '--namespace', 'default'];
 
     it('exec: stdin, stdout, stderr and the exit code', async () => {
-      const api = await startApiServerFixture(h.runtime, { name: podName, sandboxId: pod.id, containerId: app });
+      const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
       try {
         const input = randomBytes(2 * 1024 * 1024);
         const child = spawn(KUBECTL!, [...kubectlArgs(api.url), 'exec', '-i', podName, '-c', 'app', '--', 'sh', '-c', 'cat; echo to-stderr >&2; exit 3'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -222,7 +211,7 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
     });
 
     it('port-forward: parallel connections to a server in the pod', async () => {
-      const api = await startApiServerFixture(h.runtime, { name: podName, sandboxId: pod.id, containerId: app });
+      const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
       const child = spawn(KUBECTL!, [...kubectlArgs(api.url), 'port-forward', podName, `:${ECHO_PORT}`], { stdio: ['ignore', 'pipe', 'pipe'] });
       try {
         let output = '';

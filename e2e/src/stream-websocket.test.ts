@@ -9,9 +9,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 // Not re-exported by the package's index; the handler Exec itself uses.
 import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
-import { callUnary, type cri } from '@skiff/proto';
-import type { Pod, RuntimeHarness } from './lib/runtime-harness.js';
-import { startStreamPod } from './lib/stream-pod.js';
+import { StreamPod } from './lib/stream-pod.js';
 import { eventually, openWebSocket, wsExec, wsForwardOnce } from './lib/stream-client.js';
 
 const ECHO_PORT = 8080;
@@ -30,26 +28,20 @@ function kubeConfigFor(baseUrl: string): KubeConfig {
 }
 
 describe('WebSocket streaming', { timeout: 180_000 }, () => {
-  let h: RuntimeHarness;
-  let pod: Pod;
-  let app: string;
+  let sp: StreamPod;
 
   before(async () => {
-    ({ h, pod, app } = await startStreamPod(ECHO_PORT));
+    sp = await StreamPod.start(ECHO_PORT);
   });
 
   after(async () => {
-    await h?.stop();
+    await sp?.h.stop();
   });
-
-  async function execUrl(cmd: string[], streams: Partial<cri.ExecRequest> = { stdout: true, stderr: true }): Promise<string> {
-    return (await callUnary(h.runtime, 'Exec', { container_id: app, cmd, ...streams })).url;
-  }
 
   for (const protocol of ['v5.channel.k8s.io', 'v4.channel.k8s.io']) {
     it(`${protocol}: exit codes 0, 1 and 137`, async () => {
       for (const [script, code] of [['exit 0', 0], ['exit 1', 1], ['kill -9 $$', 137]] as const) {
-        const r = await wsExec(await execUrl(['sh', '-c', script]), protocol);
+        const r = await wsExec(await sp.execUrl(['sh', '-c', script]), protocol);
         assert.equal(r.protocol, protocol);
         const status = JSON.parse(r.error);
         if (code === 0) assert.equal(status.status, 'Success');
@@ -60,20 +52,20 @@ describe('WebSocket streaming', { timeout: 180_000 }, () => {
 
   it('v5: 10 MB of stdin comes back byte-exact, stdin closed with [255, 0]', async () => {
     const input = randomBytes(10 * 1024 * 1024);
-    const r = await wsExec(await execUrl(['cat'], { stdin: true, stdout: true, stderr: true }), 'v5.channel.k8s.io', input);
+    const r = await wsExec(await sp.execUrl(['cat'], { stdin: true, stdout: true, stderr: true }), 'v5.channel.k8s.io', input);
     assert.equal(r.stdout.length, input.length);
     assert.ok(r.stdout.equals(input));
     assert.equal(JSON.parse(r.error).status, 'Success');
   });
 
   it('v4: large output (8 MiB) is byte-exact', async () => {
-    const r = await wsExec(await execUrl(['sh', '-c', 'head -c 8388608 /dev/zero | tr "\\0" "x"']), 'v4.channel.k8s.io');
+    const r = await wsExec(await sp.execUrl(['sh', '-c', 'head -c 8388608 /dev/zero | tr "\\0" "x"']), 'v4.channel.k8s.io');
     assert.equal(r.stdout.length, 8 * 1024 * 1024);
     assert.ok(r.stdout.every((b) => b === 0x78));
   });
 
   it('@kubernetes/client-node Exec runs a command through the stream URL', async () => {
-    const url = new URL(await execUrl(['sh', '-c', 'cat; echo done >&2; exit 4'], { stdin: true, stdout: true, stderr: true }));
+    const url = new URL(await sp.execUrl(['sh', '-c', 'cat; echo done >&2; exit 4'], { stdin: true, stdout: true, stderr: true }));
     const kc = kubeConfigFor(url.origin);
     const handler = new WebSocketHandler(kc);
     // The API server would route /api/v1/.../exec to this URL; here the client is pointed at it.
@@ -97,11 +89,11 @@ describe('WebSocket streaming', { timeout: 180_000 }, () => {
   it('port-forward v4.channel.k8s.io: 20 sessions at once; a refused port keeps the session', async () => {
     const payloads = Array.from({ length: 20 }, () => randomBytes(64 * 1024));
     const results = await Promise.all(
-      payloads.map(async (p) => wsForwardOnce((await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [ECHO_PORT] })).url, p, p.length)),
+      payloads.map(async (p) => wsForwardOnce(await sp.forwardUrl([ECHO_PORT]), p, p.length)),
     );
     results.forEach((r, i) => assert.ok(r.data.equals(payloads[i]!), `session ${i} got ${r.data.length} bytes back`));
 
-    const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [CLOSED_PORT, ECHO_PORT] });
+    const url = await sp.forwardUrl([CLOSED_PORT, ECHO_PORT]);
     const frames = new Map<number, Buffer[]>();
     const ws = await openWebSocket(url, ['v4.channel.k8s.io'], (m) => frames.set(m[0]!, [...(frames.get(m[0]!) ?? []), m.subarray(1)]));
     await eventually('the refusal', async () => (frames.get(1)?.length ?? 0) >= 2);
@@ -112,20 +104,20 @@ describe('WebSocket streaming', { timeout: 180_000 }, () => {
   });
 
   it('a used token and an unknown token are refused with 404', async () => {
-    const url = await execUrl(['true']);
+    const url = await sp.execUrl(['true']);
     await wsExec(url, 'v5.channel.k8s.io');
     await assert.rejects(wsExec(url, 'v5.channel.k8s.io'), { statusCode: 404 });
     await assert.rejects(wsExec(url.replace(/\/exec\/[^/]+$/, '/exec/AAAAAAAAAAAAAAAAAAAAAA'), 'v5.channel.k8s.io'), { statusCode: 404 });
   });
 
   it('a client that vanishes during cat leaves no process behind', async () => {
-    const url = await execUrl(['sh', '-c', 'echo started; exec cat /dev/stdin'], { stdin: true, stdout: true });
+    const url = await sp.execUrl(['sh', '-c', 'echo started; exec cat /dev/stdin'], { stdin: true, stdout: true });
     let started: () => void = () => undefined;
     const ready = new Promise<void>((r) => (started = r));
     const ws = await openWebSocket(url, ['v5.channel.k8s.io'], (m) => m[0] === 1 && started());
     await ready;
-    const count = async (): Promise<string> => (await h.exec(app, ['sh', '-c', 'ps -o pid,args | grep -c "[c]at /dev/stdin"'])).stdout.trim();
-    assert.equal(await count(), '1', (await h.exec(app, ['ps', '-o', 'pid,args'])).stdout);
+    const count = async (): Promise<string> => (await sp.h.exec(sp.app, ['sh', '-c', 'ps -o pid,args | grep -c "[c]at /dev/stdin"'])).stdout.trim();
+    assert.equal(await count(), '1', (await sp.h.exec(sp.app, ['ps', '-o', 'pid,args'])).stdout);
     ws.terminate();
     await eventually('the exec process to be killed', async () => (await count()) === '0');
   });

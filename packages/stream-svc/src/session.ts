@@ -22,10 +22,10 @@ export interface StreamSession {
 }
 
 /**
- * What a client sends before and after the runner sets its handlers: stdin and resizes that
- * arrive first are held and handed over in order once the handler is set.
+ * The input half of a StreamSession, whatever the wire protocol: stdin and resizes that arrive
+ * before the runner sets its handlers are held and handed over in order once it does.
  */
-export class ClientInput {
+export abstract class BufferedInputSession implements StreamSession {
   private pendingStdin: (Buffer | null)[] = [];
   private pendingResize: TerminalSize[] = [];
   private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
@@ -43,13 +43,18 @@ export class ClientInput {
   onClientGone(handler: () => void): void {
     this.goneHandler = handler;
   }
-  stdin(chunk: Buffer | null): void {
+
+  abstract writeStdout(chunk: Buffer): void;
+  abstract writeStderr(chunk: Buffer): void;
+  abstract finish(outcome: StreamOutcome): void;
+
+  protected receivedStdin(chunk: Buffer | null): void {
     this.stdinHandler(chunk);
   }
-  resize(size: TerminalSize): void {
+  protected receivedResize(size: TerminalSize): void {
     this.resizeHandler(size);
   }
-  clientGone(): void {
+  protected clientWentAway(): void {
     this.goneHandler();
   }
 }

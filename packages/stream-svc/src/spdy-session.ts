@@ -1,5 +1,5 @@
 import { legacyErrorFor, statusFor } from './status-message.js';
-import { ClientInput, type StreamOutcome, type StreamSession, type TerminalSize } from './session.js';
+import { BufferedInputSession, type StreamOutcome } from './session.js';
 import type { SpdyConnection, SpdyStream } from './spdy/connection.js';
 import { parseResize } from './websocket-session.js';
 
@@ -20,10 +20,9 @@ export interface WantedStreams {
  * header. v4 ends with a metav1.Status on the error stream; v1-v3 write a text error on failure
  * only. The v2+ protocols carry resize messages on their own stream (v3 and later).
  */
-export class SpdyStreamSession implements StreamSession {
+export class SpdyStreamSession extends BufferedInputSession {
   private readonly streams = new Map<StreamType, SpdyStream>();
   private readonly expected: number;
-  private readonly input = new ClientInput();
   private finished = false;
   private readyResolve: ((ok: boolean) => void) | undefined;
   private readonly statusJson: boolean;
@@ -35,6 +34,7 @@ export class SpdyStreamSession implements StreamSession {
     private readonly cmd: string[],
     wanted: WantedStreams,
   ) {
+    super();
     this.statusJson = protocol === 'v4.channel.k8s.io';
     const resizing = wanted.tty && (protocol === 'v4.channel.k8s.io' || protocol === 'v3.channel.k8s.io');
     this.expected = 1 + Number(wanted.stdin) + Number(wanted.stdout) + Number(wanted.stderr) + Number(resizing);
@@ -53,14 +53,14 @@ export class SpdyStreamSession implements StreamSession {
     }
     this.streams.set(type, stream);
     if (type === 'stdin') {
-      stream.onData((chunk) => this.input.stdin(chunk));
-      stream.onEnd(() => this.input.stdin(null));
+      stream.onData((chunk) => this.receivedStdin(chunk));
+      stream.onEnd(() => this.receivedStdin(null));
     } else if (type === 'resize') {
       const sizes = new JsonObjectSplitter();
       stream.onData((chunk) => {
         for (const text of sizes.push(chunk.toString('utf8'))) {
           const size = parseResize(Buffer.from(text));
-          if (size) this.input.resize(size);
+          if (size) this.receivedResize(size);
         }
       });
     } else {
@@ -89,15 +89,6 @@ export class SpdyStreamSession implements StreamSession {
     if (this.protocol === 'channel.k8s.io') this.streams.get('stdin')?.end();
   }
 
-  onStdin(handler: (chunk: Buffer | null) => void): void {
-    this.input.onStdin(handler);
-  }
-  onResize(handler: (size: TerminalSize) => void): void {
-    this.input.onResize(handler);
-  }
-  onClientGone(handler: () => void): void {
-    this.input.onClientGone(handler);
-  }
   writeStdout(chunk: Buffer): void {
     if (!this.finished) this.streams.get('stdout')?.write(chunk);
   }
@@ -122,8 +113,8 @@ export class SpdyStreamSession implements StreamSession {
     this.readyResolve?.(false);
     if (this.finished) return;
     this.finished = true;
-    this.input.stdin(null);
-    this.input.clientGone();
+    this.receivedStdin(null);
+    this.clientWentAway();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { WebSocket, RawData } from 'ws';
 import { legacyErrorFor, statusFor } from './status-message.js';
-import { ClientInput, type StreamOutcome, type StreamSession, type TerminalSize } from './session.js';
+import { BufferedInputSession, type StreamOutcome, type TerminalSize } from './session.js';
 
 /** Exec/attach subprotocols, best first. */
 export const REMOTE_COMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'channel.k8s.io', 'base64.channel.k8s.io'] as const;
@@ -17,9 +17,7 @@ export function chooseProtocol(offered: Set<string>, supported: readonly string[
 }
 
 /** A channel.k8s.io-style WebSocket as a StreamSession. */
-export class WebSocketSession implements StreamSession {
-  // Input that arrives before the runner is ready waits here.
-  private readonly input = new ClientInput();
+export class WebSocketSession extends BufferedInputSession {
   private finished = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly base64: boolean;
@@ -31,6 +29,7 @@ export class WebSocketSession implements StreamSession {
     private readonly cmd: string[],
     private readonly idleTimeoutMs: number,
   ) {
+    super();
     this.base64 = protocol.includes('base64');
     this.statusJson = protocol.startsWith('v4') || protocol.startsWith('v5');
     ws.on('message', (data, isBinary) => this.receive(data, isBinary));
@@ -39,15 +38,6 @@ export class WebSocketSession implements StreamSession {
     this.touch();
   }
 
-  onStdin(handler: (chunk: Buffer | null) => void): void {
-    this.input.onStdin(handler);
-  }
-  onResize(handler: (size: TerminalSize) => void): void {
-    this.input.onResize(handler);
-  }
-  onClientGone(handler: () => void): void {
-    this.input.onClientGone(handler);
-  }
   writeStdout(chunk: Buffer): void {
     this.send(CHANNEL.stdout, chunk);
   }
@@ -88,14 +78,14 @@ export class WebSocketSession implements StreamSession {
       payload = bytes.subarray(1);
     }
     if (channel === CLOSE_SIGNAL && this.protocol === 'v5.channel.k8s.io') {
-      if (payload[0] === CHANNEL.stdin) this.input.stdin(null);
+      if (payload[0] === CHANNEL.stdin) this.receivedStdin(null);
       return;
     }
     if (channel === CHANNEL.stdin) {
-      if (payload.length > 0) this.input.stdin(payload);
+      if (payload.length > 0) this.receivedStdin(payload);
     } else if (channel === CHANNEL.resize) {
       const size = parseResize(payload);
-      if (size) this.input.resize(size);
+      if (size) this.receivedResize(size);
     }
   }
 
@@ -113,8 +103,8 @@ export class WebSocketSession implements StreamSession {
     clearTimeout(this.idleTimer);
     if (this.finished) return;
     this.finished = true;
-    this.input.stdin(null);
-    this.input.clientGone();
+    this.receivedStdin(null);
+    this.clientWentAway();
   }
 }
 
