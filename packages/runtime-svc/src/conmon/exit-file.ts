@@ -10,6 +10,11 @@ export function exitFilePath(exitDir: string, id: string): string {
   return join(exitDir, id);
 }
 
+/** The ids with an exit file, from one read of the directory (for listings). */
+export async function idsWithExitFiles(exitDir: string): Promise<Set<string>> {
+  return new Set(await fs.readdir(exitDir).catch(() => [] as string[]));
+}
+
 /** The exit code, or undefined while the container has not exited (no file yet). */
 export async function readExitCode(exitDir: string, id: string): Promise<number | undefined> {
   let text: string;

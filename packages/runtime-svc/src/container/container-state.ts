@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from '@skiff/common';
 import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { flushContainerLog } from '../logs/logs-client.js';
+import { readProcess } from '../util/processes.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
 
 /** Longest time an exit stays unreported while logs-svc catches up with the container's output. */
@@ -34,13 +34,8 @@ async function recordedExit(ctx: RuntimeContext, rec: ContainerRecord): Promise<
 
 /** Whether the container's monitor is still running (a zombie is not). */
 async function monitorRunning(pid: number): Promise<boolean> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X' && stat.includes('(conmon)');
-  } catch {
-    return false;
-  }
+  const monitor = await readProcess(pid);
+  return monitor !== undefined && monitor.state !== 'Z' && monitor.state !== 'X' && monitor.argv[0]?.endsWith('conmon') === true;
 }
 
 /**

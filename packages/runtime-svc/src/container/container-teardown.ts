@@ -31,15 +31,15 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
 
 /**
  * Removes everything a container may have: runc's container (killed first, after a create in
- * flight has finished), a monitor still alive, conmon's files, its rootfs mount, its cgroup, its directory and its lease on the image's
- * layers. Every step tolerates
- * the thing being gone already, so it serves a failed create, RemoveContainer and start-up
- * recovery alike.
+ * flight has finished), a monitor still alive, conmon's files, its rootfs mount, its cgroup, its
+ * directory and its lease on the image's layers. Every step tolerates the thing being gone
+ * already, so it serves a failed create, RemoveContainer and start-up recovery alike.
  */
-export async function teardownContainer(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'runtimeHandler' | 'cgroupsPath'>): Promise<void> {
+export async function teardownContainer(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'>): Promise<void> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  await awaitCreateInFlight(rec.id, handler.runc.root);
+  // Only a create that never finished can have a `runc create` still running.
+  if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
   await killMonitor(rec.id, paths.conmonPidFile);
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });

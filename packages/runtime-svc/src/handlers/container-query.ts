@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { isProcessAlive } from '@skiff/common';
 import type { cri } from '@skiff/proto';
+import { idsWithExitFiles } from '../conmon/exit-file.js';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState, toCriContainer, toCriContainerStatus } from '../container/container-view.js';
 import { requireContainer } from '../container/require-container.js';
@@ -47,7 +48,7 @@ export interface ContainerFilterFields {
  * its process is gone. One directory read per listing instead of two file reads per container.
  */
 async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecord) => boolean> {
-  const exitFiles = new Set(await fs.readdir(ctx.paths.exitDir).catch(() => [] as string[]));
+  const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
   return (rec) => exitFiles.has(rec.id) || rec.pid === undefined || !isProcessAlive(rec.pid);
 }
 

@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs';
 import type { cri } from '@skiff/proto';
+import { idsWithExitFiles } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
@@ -19,7 +19,7 @@ export async function podSandboxStatus(ctx: RuntimeContext, request: cri.PodSand
 /** Sandboxes matching a filter (id exact or prefix, state, labels), oldest first. */
 export async function filterSandboxes(ctx: RuntimeContext, filter: cri.PodSandboxFilter__Output | null): Promise<{ rec: SandboxRecord; ready: boolean }[]> {
   const out: { rec: SandboxRecord; ready: boolean }[] = [];
-  const exitFiles = new Set(await fs.readdir(ctx.paths.exitDir).catch(() => [] as string[]));
+  const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
   for (const rec of ctx.state.sandboxes.values()) {
     if (filter?.id && !rec.id.startsWith(filter.id)) continue;
     if (!matchesLabels(rec.labels, filter?.label_selector)) continue;

@@ -78,7 +78,8 @@ export async function createSandboxContainer(ctx: RuntimeContext, rec: SandboxRe
 /** Deletes the sandbox container from runc (killing it if needed; after a create in flight) and conmon's leftovers. */
 export async function deleteSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  await awaitCreateInFlight(rec.id, handler.runc.root);
+  // Only a RunPodSandbox that never finished can have a `runc create` still running.
+  if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
 }

@@ -6,7 +6,7 @@ import { awaitProcessesExit, findProcesses, parseProcStat, readProcess } from '.
 
 test('parseProcStat reads ppid, process group and start time after a command name with spaces and parentheses', () => {
   const stat = '4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 0 0 0';
-  assert.deepEqual(parseProcStat(stat), { ppid: 1, pgid: 4242, startTime: 987654 });
+  assert.deepEqual(parseProcStat(stat), { state: 'S', ppid: 1, pgid: 4242, startTime: 987654 });
   assert.equal(parseProcStat('garbage'), undefined);
 });
 

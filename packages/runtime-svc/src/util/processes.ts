@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcessInfo {
   pid: number;
+  /** One letter: R running, S sleeping, Z zombie, X dead, ... */
+  state: string;
   ppid: number;
   /** Process group id. */
   pgid: number;
@@ -12,25 +14,36 @@ export interface ProcessInfo {
 }
 
 /** Fields of /proc/<pid>/stat; the command name may hold spaces and parentheses, so fields are read after the last ')'. */
-export function parseProcStat(text: string): Pick<ProcessInfo, 'ppid' | 'pgid' | 'startTime'> | undefined {
+export function parseProcStat(text: string): Pick<ProcessInfo, 'state' | 'ppid' | 'pgid' | 'startTime'> | undefined {
   const end = text.lastIndexOf(')');
   if (end < 0) return undefined;
   // After ')': state(3) ppid(4) pgrp(5) … starttime(22); index 0 here is field 3.
   const fields = text.slice(end + 2).split(' ');
+  const state = fields[0] ?? '';
   const ppid = Number(fields[1]);
   const pgid = Number(fields[2]);
   const startTime = Number(fields[19]);
-  if (![ppid, pgid, startTime].every(Number.isInteger)) return undefined;
-  return { ppid, pgid, startTime };
+  if (!state || ![ppid, pgid, startTime].every(Number.isInteger)) return undefined;
+  return { state, ppid, pgid, startTime };
 }
 
-export async function readProcess(pid: number): Promise<ProcessInfo | undefined> {
+async function readArgv(pid: number | string): Promise<string[] | undefined> {
   try {
-    const stat = parseProcStat(await fs.readFile(`/proc/${pid}/stat`, 'utf8'));
-    if (!stat) return undefined;
     const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
     if (argv.at(-1) === '') argv.pop();
-    return { pid, ...stat, argv };
+    return argv;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `argv`, when the caller has read it already, spares a second read of the command line. */
+export async function readProcess(pid: number, argv?: string[]): Promise<ProcessInfo | undefined> {
+  try {
+    const stat = parseProcStat(await fs.readFile(`/proc/${pid}/stat`, 'utf8'));
+    const args = argv ?? (await readArgv(pid));
+    if (!stat || !args) return undefined;
+    return { pid, ...stat, argv: args };
   } catch {
     return undefined;
   }
@@ -44,11 +57,12 @@ export async function findProcesses(accept: (p: ProcessInfo) => boolean, argvFil
   const found: ProcessInfo[] = [];
   for (const name of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
+    let argv: string[] | undefined;
     if (argvFilter) {
-      const argv = await fs.readFile(`/proc/${name}/cmdline`, 'utf8').then((t) => t.split('\0'), () => undefined);
+      argv = await readArgv(name);
       if (!argv || !argvFilter(argv)) continue;
     }
-    const info = await readProcess(Number(name));
+    const info = await readProcess(Number(name), argv);
     if (info && accept(info)) found.push(info);
   }
   return found;
