@@ -14,9 +14,12 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  const timeoutMs = rec.phase === 'created' ? 0 : Math.max(0, timeoutSeconds) * 1000;
+  // A created container's process is still runc's, waiting to exec the command: it has printed
+  // nothing, so its exit needs no wait for the log.
+  const neverRan = rec.phase === 'created';
+  const timeoutMs = neverRan ? 0 : Math.max(0, timeoutSeconds) * 1000;
   await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal });
-  await refreshContainer(ctx, rec);
+  await refreshContainer(ctx, rec, { neverRan });
 }
 
 /** Removes a container (the caller holds its lock), killing it first if it still runs. */

@@ -42,10 +42,11 @@ async function monitorRunning(pid: number): Promise<boolean> {
  * Brings a created or running container's record up to date with what conmon saw: once the exit
  * file is there the container has exited, with that code. A container whose process is gone
  * with no exit file (its conmon was killed too) is taken as exited with an unknown code.
- * Saves the record when it changed. Safe without the container's lock: the change is decided
+ * Saves the record when it changed. `neverRan`: the caller killed the container before it was
+ * ever started, so it printed nothing and there is no log to wait for. Safe without the container's lock: the change is decided
  * and made in one step after the last read, and record writes keep their order.
  */
-export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<ContainerRecord> {
+export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord, options: { neverRan?: boolean } = {}): Promise<ContainerRecord> {
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
   let exit = await recordedExit(ctx, rec);
   let message: string | undefined;
@@ -66,7 +67,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   // behind the journal, starting or being restarted, the exit is not recorded yet (a later refresh
   // asks again), up to a limit: a logs-svc that is stuck does not hide an exit for longer, and
   // one that is not running at all does not hold it back.
-  if (rec.logPath && ctx.journald) {
+  if (rec.logPath && ctx.journald && !options.neverRan) {
     const flushed = await flushContainerLog(ctx, rec.id);
     if (flushed === 'behind' && BigInt(nowNanos()) - BigInt(exit.at) < LOG_FLUSH_LIMIT_NANOS) return rec;
     if (flushed === 'behind') ctx.log.warn({ container: rec.id }, 'logs-svc is still behind the journal; reporting the exit without waiting longer');

@@ -7,18 +7,22 @@ import { removeCgroup } from '../util/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
 import { awaitProcessesExit, findProcesses } from '../util/processes.js';
 
-/** How long a `runc create` started by a monitor gets to finish before it is killed. */
+/** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;
 
 /**
- * Waits for a `runc create` of `id` that a monitor started and has not finished: one finishing
- * after the teardown's `runc delete` would leave a container behind. The monitor itself stays
- * alive meanwhile, so that it reaps the container's process when runc deletes it.
+ * Waits for a `runc create` of `id` that a monitor started (or a `runc run` of a pause process)
+ * and has not finished: one finishing after the teardown's `runc delete` would leave a container
+ * behind. A monitor stays alive meanwhile, so that it reaps the container's process when runc
+ * deletes it.
  */
 export async function awaitCreateInFlight(id: string, runcRoot: string): Promise<void> {
   // conmon passes the root as one argument (--root=R); runc run by hand may get two.
   const isCreate = (argv: string[]): boolean =>
-    argv.includes(id) && argv.includes('create') && (argv.includes(`--root=${runcRoot}`) || argv.includes(runcRoot)) && !argv[0]!.endsWith('conmon');
+    argv.includes(id) &&
+    (argv.includes('create') || argv.includes('run')) &&
+    (argv.includes(`--root=${runcRoot}`) || argv.includes(runcRoot)) &&
+    !argv[0]!.endsWith('conmon');
   const creating = await findProcesses((p) => isCreate(p.argv), isCreate);
   if (creating.length > 0) await awaitProcessesExit(creating, CREATE_GRACE_MS);
 }

@@ -5,7 +5,7 @@ import { StatusError } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
-import { trackContainerLog } from '../logs/logs-client.js';
+import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec } from '../oci/spec-builder.js';
@@ -18,6 +18,7 @@ import { cgroupsPathFor } from '../util/cgroups.js';
 import { errorMessage } from '../util/errno.js';
 import { mountOverlay } from '../util/mounts.js';
 import { readFileInRoot } from '../util/secure-path.js';
+import { allSettledOrThrow } from '../util/settle.js';
 import { nowNanos } from '../util/time.js';
 import { bindMountsOf, ensureHostPaths } from './container-mounts.js';
 import { containerSpecInput } from './container-spec.js';
@@ -100,6 +101,7 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
 export async function createContainer(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<string> {
   const { config, name, image: imageRef } = validateRequest(request);
   const sandbox = requireSandbox(ctx, request.pod_sandbox_id);
+  const startedAt = performance.now();
   return ctx.locks.run(sandbox.id, async () => {
     if (ctx.state.sandboxes.get(sandbox.id) !== sandbox) throw new StatusError(status.NOT_FOUND, `pod sandbox ${sandbox.id} was removed`);
     if (!(await sandboxIsReady(ctx, sandbox))) {
@@ -148,12 +150,15 @@ export async function createContainer(ctx: RuntimeContext, request: cri.CreateCo
       stdinOnce: config.stdin_once,
       rootfsMounted: false,
     };
+    const tracksLog = ctx.journald && logPath !== '';
     try {
       await fs.mkdir(paths.dir, { mode: 0o700 });
       await ctx.records.saveContainer(rec);
-      for (const dir of [paths.upper, paths.work, paths.rootfs, paths.persist]) await fs.mkdir(dir, { mode: 0o755 });
       // The lease keeps the image's layers on disk for as long as this container exists.
-      const lowerDirs = await ctx.images.acquireLease(id, resolved.image);
+      const [lowerDirs] = await allSettledOrThrow([
+        ctx.images.acquireLease(id, resolved.image),
+        ...[paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })),
+      ]);
       await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
       rec.rootfsMounted = true;
 
@@ -177,47 +182,48 @@ export async function createContainer(ctx: RuntimeContext, request: cri.CreateCo
         }),
         ctx.facts,
       );
-      await ensureHostPaths(mounts);
-      await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
-      if (logPath) await fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
+      await allSettledOrThrow([
+        ensureHostPaths(mounts),
+        fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
+        logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,
+      ]);
 
       // Output goes to the journal; logs-svc writes the CRI log file from it. Without journald
-      // there is nothing to read it from, so conmon writes the file itself.
-      const logDrivers: LogDriver[] = [];
-      if (ctx.journald) {
-        logDrivers.push({ driver: 'journald' });
-        if (logPath) await trackContainerLog(ctx, id, logPath);
-      } else {
-        logDrivers.push({ driver: 'k8s-file', path: logPath || paths.fallbackLog });
-      }
-      const monitor = await createContainerWithMonitor({
-        conmonPath: ctx.config.runtime.conmon,
-        runtime: handler.runc.binaryForConmon,
-        id,
-        name: rec.fullName,
-        bundle: paths.bundle,
-        containerPidFile: paths.pidFile,
-        conmonPidFile: paths.conmonPidFile,
-        exitDir: ctx.paths.exitDir,
-        persistDir: paths.persist,
-        socketDir: ctx.paths.attachDir,
-        logDrivers,
-        ...(ctx.journald ? { logTag: id } : {}),
-        terminal: config.tty,
-        stdin: config.stdin,
-        leaveStdinOpen: config.stdin && !config.stdin_once,
-      });
+      // there is nothing to read it from, so conmon writes the file itself. The container prints
+      // nothing before StartContainer, so logs-svc is told about it while runc creates it.
+      const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: logPath || paths.fallbackLog }];
+      const [, monitor] = await allSettledOrThrow([
+        tracksLog ? trackContainerLog(ctx, id, logPath) : undefined,
+        createContainerWithMonitor({
+          conmonPath: ctx.config.runtime.conmon,
+          runtime: handler.runc.binaryForConmon,
+          id,
+          name: rec.fullName,
+          bundle: paths.bundle,
+          containerPidFile: paths.pidFile,
+          conmonPidFile: paths.conmonPidFile,
+          exitDir: ctx.paths.exitDir,
+          persistDir: paths.persist,
+          socketDir: ctx.paths.attachDir,
+          logDrivers,
+          ...(ctx.journald ? { logTag: id } : {}),
+          terminal: config.tty,
+          stdin: config.stdin,
+          leaveStdinOpen: config.stdin && !config.stdin_once,
+        }),
+      ]);
       rec.pid = monitor.containerPid;
       rec.conmonPid = monitor.conmonPid;
       rec.phase = 'created';
       await ctx.records.saveContainer(rec);
       ctx.state.containers.set(id, rec);
-      ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id }, 'container created');
+      ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
       return id;
     } catch (err) {
       await teardownContainer(ctx, rec).catch((cleanupErr: unknown) =>
         ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
       );
+      if (tracksLog) await forgetContainerLog(ctx, id);
       ctx.state.releaseContainerName(nameKey, id);
       throw err;
     }

@@ -12,10 +12,8 @@ export interface SandboxPaths {
   resolvConf: string;
   /** tmpfs mount point shared as the pod's /dev/shm. */
   shm: string;
-  persist: string;
+  /** runc writes the pause process's pid here. */
   pidFile: string;
-  conmonPidFile: string;
-  consoleLog: string;
 }
 
 export interface ContainerPaths {
@@ -84,10 +82,7 @@ export class RuntimePaths {
       hosts: join(dir, 'hosts'),
       resolvConf: join(dir, 'resolv.conf'),
       shm: join(dir, 'shm'),
-      persist: join(dir, 'persist'),
       pidFile: join(dir, 'pidfile'),
-      conmonPidFile: join(dir, 'conmon.pid'),
-      consoleLog: join(dir, 'console.log'),
     };
   }
 

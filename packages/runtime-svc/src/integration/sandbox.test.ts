@@ -133,6 +133,46 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     }
   });
 
+  it('runs catatonit with no monitor, under the seccomp profile the pod names, and is not ready once it is gone', async () => {
+    const seccompMode = async (pid: number): Promise<string> => /^Seccomp:\s+(\d)$/m.exec(await fs.readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
+    const confined = podConfig(logs, { linux: { security_context: { seccomp: { profile_type: 'RuntimeDefault', localhost_ref: '' } } } });
+    const plain = podConfig(logs);
+    const { pod_sandbox_id: a } = await callUnary(d.client, 'RunPodSandbox', { config: confined });
+    const { pod_sandbox_id: b } = await callUnary(d.client, 'RunPodSandbox', { config: plain });
+    try {
+      const pidA = (await verbose(a)).info.pid;
+      const pidB = (await verbose(b)).info.pid;
+      assert.equal(await seccompMode(pidA), '2', 'RuntimeDefault filters the pause process');
+      assert.equal(await seccompMode(pidB), '0', 'no profile named: unconfined');
+      const specOf = async (id: string): Promise<{ linux: { seccomp?: unknown } }> => JSON.parse(await fs.readFile(join(sandboxDir(id), 'config.json'), 'utf8')) as { linux: { seccomp?: unknown } };
+      assert.ok((await specOf(a)).linux.seccomp);
+      assert.equal((await specOf(b)).linux.seccomp, undefined);
+
+      const monitors: string[] = [];
+      for (const name of await fs.readdir('/proc')) {
+        const argv = await fs.readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+        if (argv.split('\0')[0]?.endsWith('conmon') && (argv.includes(a) || argv.includes(b))) monitors.push(name);
+      }
+      assert.deepEqual(monitors, [], 'the pause process runs without conmon');
+
+      process.kill(pidA, 'SIGKILL');
+      const deadline = Date.now() + 10_000;
+      while ((await verbose(a)).status.state !== 'SANDBOX_NOTREADY') {
+        assert.ok(Date.now() < deadline, 'the sandbox turns NOTREADY once its pause process is gone');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal((await verbose(b)).status.state, 'SANDBOX_READY');
+      await rejectsWith(
+        callUnary(d.client, 'CreateContainer', { pod_sandbox_id: a, config: { metadata: { name: 'late', attempt: 0 }, image: { image: 'busybox' } }, sandbox_config: confined }),
+        status.FAILED_PRECONDITION,
+        /not ready/,
+      );
+    } finally {
+      for (const id of [a, b]) await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
+    }
+    for (const id of [a, b]) assert.equal(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`), false);
+  });
+
   it('runs a host-network pod without a namespace or address of its own, under a named handler', async () => {
     const config = podConfig(logs, { hostname: '', linux: { security_context: { namespace_options: { network: 'NODE', pid: 'NODE', ipc: 'NODE' } } } });
     const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config, runtime_handler: 'alt' });

@@ -67,6 +67,13 @@ export class RuncError extends Error {
   }
 }
 
+export interface DetachedOptions {
+  /** runc writes the container's init pid here. */
+  pidFile: string;
+  noPivot?: boolean;
+  timeoutMs?: number;
+}
+
 interface RunOptions {
   input?: string;
   timeoutMs?: number;
@@ -133,23 +140,39 @@ export class Runc {
   }
 
   /**
-   * `runc create` run directly (conmon normally does this). The container's stdio is /dev/null;
-   * runc's errors are read from its JSON log because the container would otherwise inherit,
-   * and hold open, any pipe we gave runc for stderr.
+   * `runc create` run directly (conmon normally does this): the container is left "created".
+   * Its stdio is /dev/null; runc's errors are read from its JSON log.
    */
-  async create(id: string, bundle: string, options: { pidFile: string; noPivot?: boolean; timeoutMs?: number }): Promise<void> {
+  async create(id: string, bundle: string, options: DetachedOptions): Promise<void> {
+    await this.runDetachedCommand(['create'], id, bundle, options);
+  }
+
+  /**
+   * `runc run --detach`: created and started in one call, with no monitor. The container's init
+   * is reparented to the host's init (or nearest subreaper) when runc exits; for a process whose
+   * exit code nobody needs, such as a pod's pause process.
+   */
+  async runDetached(id: string, bundle: string, options: DetachedOptions): Promise<void> {
+    await this.runDetachedCommand(['run', '--detach'], id, bundle, options);
+  }
+
+  /**
+   * The container inherits runc's stdio, so runc gets /dev/null (a pipe of ours would stay open
+   * in the container) and its errors are read from its JSON log instead.
+   */
+  private async runDetachedCommand(command: string[], id: string, bundle: string, options: DetachedOptions): Promise<void> {
     await withTempDir(async (dir) => {
       const log = join(dir, 'runc.log');
-      const args = ['--log', log, '--log-format', 'json', 'create', '--bundle', bundle, '--pid-file', options.pidFile];
+      const args = ['--log', log, '--log-format', 'json', ...command, '--bundle', bundle, '--pid-file', options.pidFile];
       if (options.noPivot) args.push('--no-pivot');
       args.push(id);
       const result = await runCommand(this.binary, [...this.globalArgs, ...args], {
         timeoutMs: options.timeoutMs ?? this.timeoutMs,
-        drainAfterExitMs: 0,
+        discardOutput: true,
       });
       if (result.code !== 0) {
         const logText = await fs.readFile(log, 'utf8').catch(() => '');
-        throw new RuncError(args, result.code, errorsFromRuncLog(logText) || result.stderr);
+        throw new RuncError(args, result.code, errorsFromRuncLog(logText) || 'no error output');
       }
     });
   }

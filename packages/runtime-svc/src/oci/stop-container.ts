@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { waitForExitCode } from '../conmon/exit-file.js';
 import { RuncError, type Runc } from './runc.js';
 
@@ -11,6 +12,8 @@ export interface StopOptions {
   /** How long to wait for the exit file after SIGKILL before giving up. */
   killWaitMs?: number;
 }
+
+const EXIT_POLL_MS = 20;
 
 export class StopTimeoutError extends Error {
   constructor(id: string, waitedMs: number) {
@@ -28,22 +31,44 @@ async function killIgnoringStopped(runc: Runc, id: string, signal: NodeJS.Signal
   }
 }
 
+/** Resolves true once the container has exited, false if it still runs after `withinMs`. */
+export type ExitWatch = (withinMs: number) => Promise<boolean>;
+
 /**
- * Stops a conmon-monitored container: the stop signal, then SIGKILL to every process in it once
- * the grace period runs out. Resolves with the exit code conmon recorded.
+ * The stop signal, then SIGKILL to every process in the container once the grace period runs
+ * out; `exited` tells when the container has ended.
  */
-export async function stopContainer(runc: Runc, id: string, options: StopOptions): Promise<number> {
-  const already = await waitForExitCode(options.exitDir, id, 0);
-  if (already !== undefined) return already;
+async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
+  if (await exited(0)) return;
   if (options.timeoutMs > 0) {
     await killIgnoringStopped(runc, id, options.signal ?? 'SIGTERM', false);
-    const code = await waitForExitCode(options.exitDir, id, options.timeoutMs);
-    if (code !== undefined) return code;
+    if (await exited(options.timeoutMs)) return;
   }
   // --all reaches processes that joined the container's cgroup but are not its init's children.
   await killIgnoringStopped(runc, id, 'SIGKILL', true);
   const killWaitMs = options.killWaitMs ?? 10_000;
-  const code = await waitForExitCode(options.exitDir, id, killWaitMs);
-  if (code === undefined) throw new StopTimeoutError(id, killWaitMs);
-  return code;
+  if (!(await exited(killWaitMs))) throw new StopTimeoutError(id, killWaitMs);
+}
+
+/** Stops a conmon-monitored container. Resolves with the exit code conmon recorded. */
+export async function stopContainer(runc: Runc, id: string, options: StopOptions): Promise<number> {
+  let code: number | undefined;
+  await signalUntilExited(runc, id, async (withinMs) => (code = await waitForExitCode(options.exitDir, id, withinMs)) !== undefined, options);
+  return code!;
+}
+
+/**
+ * Stops a container that has no monitor (a pod's pause process): its exit is seen by polling
+ * `isRunning`, which must tell a zombie or a recycled pid from the container's live init.
+ */
+export async function stopUnmonitoredContainer(runc: Runc, id: string, isRunning: () => Promise<boolean>, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
+  const exited: ExitWatch = async (withinMs) => {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      if (!(await isRunning())) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(Math.min(EXIT_POLL_MS, Math.max(1, deadline - Date.now())));
+    }
+  };
+  await signalUntilExited(runc, id, exited, options);
 }

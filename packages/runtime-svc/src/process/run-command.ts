@@ -13,6 +13,11 @@ export interface RunCommandOptions {
    * open forever; we stop reading after this grace period instead of waiting for EOF.
    */
   drainAfterExitMs?: number;
+  /**
+   * stdout and stderr go to /dev/null. For a child that hands its stdio on to a process meant to
+   * outlive it (`runc run --detach`): a pipe of ours would stay open in that process for good.
+   */
+  discardOutput?: boolean;
 }
 
 export interface CommandResult {
@@ -41,7 +46,8 @@ const DEFAULT_DRAIN_MS = 250;
  * normal result: callers decide what a failure means for them.
  */
 export function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
-  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'];
+  const output = options.discardOutput ? 'ignore' : 'pipe';
+  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', output, output];
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio, env: options.env ?? process.env, cwd: options.cwd });
     const stdout: Buffer[] = [];
@@ -51,7 +57,7 @@ export function runCommand(file: string, args: readonly string[], options: RunCo
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    let streamsOpen = 2;
+    let streamsOpen = options.discardOutput ? 0 : 2;
 
     const finish = (): void => {
       if (settled || !exit) return;

@@ -1,11 +1,15 @@
 import { promises as fs } from 'node:fs';
+import { readPidFile } from '@skiff/common';
 import { awaitCreateInFlight } from '../container/container-teardown.js';
-import { createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from '../conmon/conmon.js';
+import { removeMonitorFiles } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxPaths } from '../daemon/paths.js';
-import { buildSpec, type ContainerSpecInput, type NamespaceMode } from '../oci/spec-builder.js';
+import { buildSpec, type ContainerSpecInput, type NamespaceMode, type SeccompInput } from '../oci/spec-builder.js';
 import type { Spec } from '../oci/runtime-spec.js';
+import { stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
 import type { SandboxRecord } from '../state/records.js';
+import { readProcStat } from '../util/processes.js';
+import { pauseProcessRunning } from './sandbox-state.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */
 const CATATONIT_IN_SANDBOX = '/catatonit';
@@ -17,9 +21,12 @@ export function shmMount(rec: SandboxRecord, paths: SandboxPaths): { destination
 
 /**
  * The sandbox container: catatonit -P (reaps zombies, waits for a signal) as PID 1 of the pod's
- * namespaces, from a read-only, otherwise empty root filesystem, with no capabilities.
+ * namespaces, from a read-only, otherwise empty root filesystem, with no capabilities. Its seccomp
+ * profile is the one the pod's security context names (unconfined when it names none, as CRI
+ * defines it): the pause process makes a handful of system calls, and compiling the default
+ * filter would cost runc tens of milliseconds on every pod start.
  */
-export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string): ContainerSpecInput {
+export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): ContainerSpecInput {
   const hostNetwork = rec.namespaces.network === 'NODE';
   const network: NamespaceMode = hostNetwork ? { mode: 'host' } : { mode: 'join', path: netnsPath };
   return {
@@ -40,7 +47,7 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
     oomScoreAdj: -998,
     capabilities: { drop: ['ALL'] },
     noNewPrivileges: true,
-    seccomp: { kind: 'runtime-default' },
+    seccomp,
     annotations: {
       'io.kubernetes.cri.container-type': 'sandbox',
       'io.kubernetes.cri.sandbox-id': rec.id,
@@ -51,34 +58,49 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
   };
 }
 
-export function buildSandboxSpec(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string): Spec {
-  return buildSpec(sandboxSpecInput(ctx, rec, paths, netnsPath), ctx.facts);
+export function buildSandboxSpec(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): Spec {
+  return buildSpec(sandboxSpecInput(ctx, rec, paths, netnsPath, seccomp), ctx.facts);
 }
 
-/** Writes config.json and creates the sandbox container under conmon (runc state "created"). */
-export async function createSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, spec: Spec): Promise<MonitoredContainer> {
-  const handler = ctx.handlers.resolve(rec.runtimeHandler);
+/** The running pause process: its pid and start time (see SandboxRecord.pidStartTime). */
+export interface PauseProcess {
+  pid: number;
+  startTime: number;
+}
+
+/**
+ * Writes config.json and runs the sandbox container (`runc run --detach`). catatonit has no
+ * output and nobody needs its exit code, so unlike the pod's containers it has no conmon: one
+ * monitor fewer per pod, and one command fewer on the way to a ready pod. It outlives runtime-svc
+ * all the same; readiness is its process being alive.
+ */
+export async function runSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, spec: Spec): Promise<PauseProcess> {
+  const runc = ctx.handlers.resolve(rec.runtimeHandler).runc;
   await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
-  return createContainerWithMonitor({
-    conmonPath: ctx.config.runtime.conmon,
-    runtime: handler.runc.binaryForConmon,
-    id: rec.id,
-    name: `k8s_POD_${rec.metadata.name}_${rec.metadata.namespace}_${rec.metadata.uid}_${rec.metadata.attempt}`,
-    bundle: paths.bundle,
-    containerPidFile: paths.pidFile,
-    conmonPidFile: paths.conmonPidFile,
-    exitDir: ctx.paths.exitDir,
-    persistDir: paths.persist,
-    socketDir: ctx.paths.attachDir,
-    logDrivers: [{ driver: 'k8s-file', path: paths.consoleLog }],
-    logSizeMax: 1024 * 1024,
-  });
+  await runc.runDetached(rec.id, paths.bundle, { pidFile: paths.pidFile });
+  const pid = await readPidFile(paths.pidFile);
+  const stat = pid === undefined ? undefined : readProcStat(pid);
+  if (pid === undefined || !stat || stat.state === 'Z' || stat.state === 'X') {
+    throw new Error(`the pause process of sandbox ${rec.id} exited as soon as it started (pid file ${paths.pidFile}: ${pid ?? 'empty'})`);
+  }
+  return { pid, startTime: stat.startTime };
 }
 
-/** Deletes the sandbox container from runc (killing it if needed; after a create in flight) and conmon's leftovers. */
+/** Stops the pause process: SIGTERM, SIGKILL after `graceMs`. Nothing to do when it has exited. */
+export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord, graceMs: number): Promise<void> {
+  const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
+  if (rec.pid === undefined || !(await runc.stateIfExists(rec.id))) return;
+  if (rec.conmonPid !== undefined) {
+    await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs });
+    return;
+  }
+  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs });
+}
+
+/** Deletes the sandbox container from runc (killing it if needed; after a run in flight) and, for a pause under conmon, conmon's leftovers. */
 export async function deleteSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  // Only a RunPodSandbox that never finished can have a `runc create` still running.
+  // Only a RunPodSandbox that never finished can have a runc command still running.
   if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });

@@ -3,16 +3,17 @@ import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeContainerLocked, stopContainerLocked } from '../container/container-lifecycle.js';
+import { seccompFor } from '../container/security-profiles.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { stopContainer } from '../oci/stop-container.js';
 import { newId } from '../state/ids.js';
 import type { SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { removeCgroup } from '../util/cgroups.js';
 import { errorMessage } from '../util/errno.js';
+import { allSettledOrThrow } from '../util/settle.js';
 import { mountTmpfs, mountsUnder, unmountIfMounted } from '../util/mounts.js';
 import { nowNanos } from '../util/time.js';
-import { buildSandboxSpec, createSandboxContainer, deleteSandboxContainer } from './sandbox-container.js';
+import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, stopSandboxContainer } from './sandbox-container.js';
 import { sandboxRecordFromRequest } from './sandbox-config.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from './sandbox-network.js';
 import { hasDnsSettings, renderHosts, renderResolvConf } from './pod-files.js';
@@ -32,28 +33,28 @@ async function writePodFiles(rec: SandboxRecord, paths: ReturnType<RuntimeContex
   await fs.chmod(paths.resolvConf, 0o644);
 }
 
-/** Both results once both promises have settled; the first failure otherwise (never leaving one still running). */
-async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [ra, rb] = await Promise.allSettled([a, b]);
-  if (ra.status === 'rejected') throw ra.reason;
-  if (rb.status === 'rejected') throw rb.reason;
-  return [ra.value, rb.value];
-}
-
 /**
- * RunPodSandbox: network namespace + CNI, pod files, /dev/shm, and catatonit as the pod's PID 1
- * under conmon. The record is written first (phase "creating") and each step registers its undo;
- * a failure runs them in reverse, so nothing is left behind, and a crash leaves a "creating"
- * record that start-up recovery tears down the same way.
+ * RunPodSandbox: network namespace + CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
+ * The record is written first (phase "creating") and each step registers its undo before it
+ * runs (every undo tolerates its object being absent); a failure runs them in reverse, so nothing
+ * is left behind, and a crash leaves a "creating" record that start-up recovery tears down the
+ * same way.
  */
 export async function runPodSandbox(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output): Promise<string> {
+  const startedAt = performance.now();
   const id = newId();
   const rec = sandboxRecordFromRequest(id, request, { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver }, nowNanos());
   ctx.handlers.resolve(rec.runtimeHandler);
   const paths = ctx.paths.sandbox(id);
+  const security = request.config?.linux?.security_context ?? null;
+  const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
   // Fails fast on what the spec builder rejects (sysctls, say) before anything is made.
-  buildSandboxSpec(ctx, rec, paths, '/proc/self/ns/net');
+  buildSandboxSpec(ctx, rec, paths, '/proc/self/ns/net', seccomp);
   const network = rec.namespaces.network === 'NODE' ? undefined : await podNetwork(ctx);
+  if (network) {
+    rec.netnsPath = ctx.netns.pathOf(id);
+    rec.network = network;
+  }
 
   const nameKey = podNameKey(rec.metadata);
   ctx.state.reservePodName(nameKey, id);
@@ -62,41 +63,32 @@ export async function runPodSandbox(ctx: RuntimeContext, request: cri.RunPodSand
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
     await ctx.records.saveSandbox(rec);
-    await fs.mkdir(paths.rootfs, { mode: 0o755 });
-    await fs.mkdir(paths.persist, { mode: 0o700 });
 
-    if (network) {
-      rec.netnsPath = ctx.netns.pathOf(id);
-      rec.network = network;
-      await ctx.records.saveSandbox(rec);
-      await ctx.netns.create(id);
-      undo.push(() => ctx.netns.remove(id));
-      undo.push(() => detachSandboxNetwork(ctx, rec));
-    }
+    if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
+    const podShm = rec.namespaces.ipc !== 'NODE';
+    if (podShm) undo.push(() => unmountIfMounted(paths.shm));
+    await allSettledOrThrow([
+      fs.mkdir(paths.rootfs, { mode: 0o755 }),
+      network ? ctx.netns.create(id) : undefined,
+      podShm ? fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS)) : undefined,
+    ]);
+    rec.shmMounted = podShm;
 
-    if (rec.namespaces.ipc !== 'NODE') {
-      await fs.mkdir(paths.shm, { mode: 0o755 });
-      await mountTmpfs(paths.shm, SHM_OPTIONS);
-      rec.shmMounted = true;
-      undo.push(() => unmountIfMounted(paths.shm));
-    }
-
-    const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '');
+    const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
     if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
     undo.push(() => deleteSandboxContainer(ctx, rec));
     // The pod network and the pause container only share the namespace, which exists already:
     // set both up at once (the two slowest steps of a pod start).
-    const [ips, monitor] = await bothSettled(network ? attachSandboxNetwork(ctx, rec) : Promise.resolve([]), createSandboxContainer(ctx, rec, paths, spec));
+    const [ips, pause] = await allSettledOrThrow([network ? attachSandboxNetwork(ctx, rec) : [], runSandboxContainer(ctx, rec, paths, spec)]);
     rec.ips = ips;
+    rec.pid = pause.pid;
+    rec.pidStartTime = pause.startTime;
     await writePodFiles(rec, paths);
-    rec.pid = monitor.containerPid;
-    rec.conmonPid = monitor.conmonPid;
-    await ctx.handlers.resolve(rec.runtimeHandler).runc.start(id);
 
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
     ctx.state.sandboxes.set(id, rec);
-    ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler }, 'pod sandbox ready');
+    ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
     return id;
   } catch (err) {
     for (const step of undo.reverse()) {
@@ -112,10 +104,7 @@ export async function runPodSandbox(ctx: RuntimeContext, request: cri.RunPodSand
  * and /dev/shm. Each step tolerates its object being gone, so it can run again after a failure.
  */
 async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
-  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  if (rec.pid !== undefined && (await handler.runc.stateIfExists(rec.id))) {
-    await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: SANDBOX_STOP_GRACE_MS });
-  }
+  await stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS);
   await detachSandboxNetwork(ctx, rec);
   await ctx.netns.remove(rec.id);
   // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
@@ -125,11 +114,14 @@ async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord): P
 
 /** StopPodSandbox with the sandbox's lock held: every container killed, then the sandbox's own resources. */
 export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
-  for (const container of ctx.state.containersOf(rec.id)) {
-    await ctx.locks.run(container.id, async () => {
-      if (ctx.state.containers.get(container.id) === container) await stopContainerLocked(ctx, container, 0);
-    });
-  }
+  // Each container's stop waits for its exit and its last log lines: all at once, not one by one.
+  await allSettledOrThrow(
+    ctx.state.containersOf(rec.id).map((container) =>
+      ctx.locks.run(container.id, async () => {
+        if (ctx.state.containers.get(container.id) === container) await stopContainerLocked(ctx, container, 0);
+      }),
+    ),
+  );
   const wasStopped = rec.phase === 'stopped';
   await releaseSandboxRuntime(ctx, rec);
   rec.phase = 'stopped';
@@ -141,11 +133,13 @@ export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxReco
 /** RemovePodSandbox with the sandbox's lock held: stop, remove every container, then the sandbox. */
 export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (rec.phase !== 'removing') await stopPodSandboxLocked(ctx, rec);
-  for (const container of ctx.state.containersOf(rec.id)) {
-    await ctx.locks.run(container.id, async () => {
-      if (ctx.state.containers.get(container.id) === container) await removeContainerLocked(ctx, container);
-    });
-  }
+  await allSettledOrThrow(
+    ctx.state.containersOf(rec.id).map((container) =>
+      ctx.locks.run(container.id, async () => {
+        if (ctx.state.containers.get(container.id) === container) await removeContainerLocked(ctx, container);
+      }),
+    ),
+  );
   rec.phase = 'removing';
   await ctx.records.saveSandbox(rec);
   await teardownSandbox(ctx, rec);

@@ -41,7 +41,11 @@ export interface SandboxRecord {
   ips: PodIp[];
   /** Pod-private /dev/shm (absent with the host IPC namespace). */
   shmMounted: boolean;
+  /** The pause process (catatonit), host pid namespace. */
   pid?: number;
+  /** Its start time (clock ticks since boot, /proc/<pid>/stat): with the pid, it tells a recycled pid apart. */
+  pidStartTime?: number;
+  /** Only in records of sandboxes whose pause process was started under conmon (before it ran unmonitored). */
   conmonPid?: number;
   /** Verbatim, for verbose status. */
   dnsConfig: { servers: string[]; searches: string[]; options: string[] };

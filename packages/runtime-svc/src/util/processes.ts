@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcessInfo {
@@ -32,6 +32,19 @@ async function readArgv(pid: number | string): Promise<string[] | undefined> {
     const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
     if (argv.at(-1) === '') argv.pop();
     return argv;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * State, parent, group and start time of a process, or undefined when it does not exist. A
+ * synchronous read: /proc answers from memory, and listings call this once per sandbox, where
+ * a round trip through the thread pool would cost more than the read itself.
+ */
+export function readProcStat(pid: number): Pick<ProcessInfo, 'state' | 'ppid' | 'pgid' | 'startTime'> | undefined {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }
