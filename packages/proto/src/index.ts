@@ -1,4 +1,13 @@
-export { PROTO_PATH, LOADER_OPTIONS, loadCri, runtimeServiceDefinition, imageServiceDefinition } from './loader.js';
+export {
+  PROTO_PATH,
+  LOADER_OPTIONS,
+  loadCri,
+  runtimeServiceDefinition,
+  imageServiceDefinition,
+  containerListEncoder,
+  podSandboxListEncoder,
+} from './loader.js';
+export { ListResponseEncoder } from './list-entries.js';
 export { MAX_MESSAGE_BYTES, CHANNEL_OPTIONS, unixTarget, createRuntimeClient, createImageClient } from './clients.js';
 export { callUnary, call } from './call.js';
 export type { UnaryCallOptions, UnaryMethodName, UnaryRequest, UnaryResponse } from './call.js';

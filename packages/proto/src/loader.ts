@@ -2,8 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { ProtoGrpcType } from './generated/api.js';
+import type { Container } from './generated/runtime/v1/Container.js';
 import type { ImageServiceDefinition } from './generated/runtime/v1/ImageService.js';
+import type { ListContainersResponse } from './generated/runtime/v1/ListContainersResponse.js';
+import type { ListPodSandboxResponse } from './generated/runtime/v1/ListPodSandboxResponse.js';
+import type { PodSandbox } from './generated/runtime/v1/PodSandbox.js';
 import type { RuntimeServiceDefinition } from './generated/runtime/v1/RuntimeService.js';
+import { ListResponseEncoder } from './list-entries.js';
 
 /** Absolute path of api.proto; the same from src/ and dist/. */
 export const PROTO_PATH: string = fileURLToPath(new URL('../api.proto', import.meta.url));
@@ -34,8 +39,30 @@ export function loadCri(): ProtoGrpcType {
   return loaded;
 }
 
-/** For `server.addService(runtimeServiceDefinition, handlers)`. */
-export const runtimeServiceDefinition: RuntimeServiceDefinition = loadCri().runtime.v1.RuntimeService.service;
+const loadedRuntimeService: RuntimeServiceDefinition = loadCri().runtime.v1.RuntimeService.service;
+
+/** ListContainers responses: a server seals the entries it lists again and again (see ListResponseEncoder). */
+export const containerListEncoder = new ListResponseEncoder<ListContainersResponse, Container>(
+  'containers',
+  loadedRuntimeService.ListContainers.responseSerialize,
+);
+
+/** ListPodSandbox responses, likewise. */
+export const podSandboxListEncoder = new ListResponseEncoder<ListPodSandboxResponse, PodSandbox>(
+  'items',
+  loadedRuntimeService.ListPodSandbox.responseSerialize,
+);
+
+/**
+ * For `server.addService(runtimeServiceDefinition, handlers)`: the loaded definition, with list
+ * responses encoded by the encoders above (the same bytes; sealed entries are not encoded again).
+ * Clients never serialize responses, so the loaded client classes are left as they are.
+ */
+export const runtimeServiceDefinition: RuntimeServiceDefinition = {
+  ...loadedRuntimeService,
+  ListContainers: { ...loadedRuntimeService.ListContainers, responseSerialize: containerListEncoder.serialize },
+  ListPodSandbox: { ...loadedRuntimeService.ListPodSandbox, responseSerialize: podSandboxListEncoder.serialize },
+};
 
 /** For `server.addService(imageServiceDefinition, handlers)`. */
 export const imageServiceDefinition: ImageServiceDefinition = loadCri().runtime.v1.ImageService.service;

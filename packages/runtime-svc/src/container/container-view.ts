@@ -1,5 +1,6 @@
 import type { cri } from '@skiff/proto';
 import type { ContainerRecord } from '../state/records.js';
+import { appendMap, type EntryContent } from '../util/list-entry-cache.js';
 
 export function containerState(rec: ContainerRecord): cri.ContainerState__Output {
   switch (rec.phase) {
@@ -32,6 +33,27 @@ export function toCriContainer(rec: ContainerRecord): cri.Container {
     annotations: rec.annotations,
     image_id: rec.image.id,
   };
+}
+
+/**
+ * Every record value toCriContainer encodes, flat: while it is the same, so is the entry. (A test
+ * changes each value the entry's encoding reads and checks that this changes too.)
+ */
+export function criContainerContent(rec: ContainerRecord): EntryContent {
+  const content: (string | number)[] = [
+    rec.id,
+    rec.sandboxId,
+    rec.metadata.name,
+    rec.metadata.attempt,
+    rec.image.display,
+    rec.image.id,
+    rec.image.ref,
+    rec.phase,
+    rec.createdAt,
+  ];
+  appendMap(content, rec.labels);
+  appendMap(content, rec.annotations);
+  return content;
 }
 
 export function toCriContainerStatus(rec: ContainerRecord): cri.ContainerStatus {

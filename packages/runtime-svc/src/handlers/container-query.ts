@@ -1,14 +1,15 @@
 import { promises as fs } from 'node:fs';
-import { isProcessAlive } from '@skiff/common';
-import type { cri } from '@skiff/proto';
+import { containerListEncoder, type cri } from '@skiff/proto';
 import { idsWithExitFiles } from '../conmon/exit-file.js';
 import { refreshContainer } from '../container/container-state.js';
-import { containerState, toCriContainer, toCriContainerStatus } from '../container/container-view.js';
+import { containerState, criContainerContent, toCriContainer, toCriContainerStatus } from '../container/container-view.js';
 import { requireContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
+import { compareCreationTimes } from '../util/creation-order.js';
 import { matchesLabels } from '../util/label-selector.js';
-import { compareNanos } from '../util/time.js';
+import { ListEntryCache } from '../util/list-entry-cache.js';
+import { processExists } from '../util/process-exists.js';
 
 async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<Record<string, string>> {
   const paths = ctx.paths.container(rec.id);
@@ -45,11 +46,14 @@ export interface ContainerFilterFields {
 
 /**
  * Whether a created or running container may have exited: conmon has written its exit file, or
- * its process is gone. One directory read per listing instead of two file reads per container.
+ * its process is gone. One directory read per listing instead of two file reads per container,
+ * and the cheapest process probe; containers in any other phase are left alone (refreshing them
+ * changes nothing).
  */
 async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecord) => boolean> {
   const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
-  return (rec) => exitFiles.has(rec.id) || rec.pid === undefined || !isProcessAlive(rec.pid);
+  return (rec) =>
+    (rec.phase === 'created' || rec.phase === 'running') && (exitFiles.has(rec.id) || rec.pid === undefined || !processExists(rec.pid));
 }
 
 /** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */
@@ -66,9 +70,13 @@ export async function filterContainers(ctx: RuntimeContext, filter: ContainerFil
   await Promise.all(matching.filter(mayHaveExited).map((rec) => refreshContainer(ctx, rec)));
   const wanted = filter?.state;
   const out = wanted ? matching.filter((rec) => containerState(rec) === wanted.state) : matching;
-  return out.sort((a, b) => compareNanos(a.createdAt, b.createdAt));
+  return out.sort((a, b) => compareCreationTimes(a.createdAt, b.createdAt));
 }
 
+/** The entries listings return, encoded once per content (see ListEntryCache). */
+const listEntries = new ListEntryCache<ContainerRecord, cri.Container>(containerListEncoder.seal);
+
 export async function listContainers(ctx: RuntimeContext, request: cri.ListContainersRequest__Output): Promise<cri.ListContainersResponse> {
-  return { containers: (await filterContainers(ctx, request.filter)).map(toCriContainer) };
+  const recs = await filterContainers(ctx, request.filter);
+  return { containers: recs.map((rec) => listEntries.entryFor(rec, criContainerContent(rec), () => toCriContainer(rec))) };
 }

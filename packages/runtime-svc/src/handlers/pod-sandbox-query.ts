@@ -1,12 +1,14 @@
-import type { cri } from '@skiff/proto';
+import { podSandboxListEncoder, type cri } from '@skiff/proto';
 import { idsWithExitFiles } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
-import { sandboxState, sandboxVerboseInfo, toCriSandbox, toCriSandboxStatus } from '../sandbox/sandbox-view.js';
+import { criSandboxContent, sandboxState, sandboxVerboseInfo, toCriSandbox, toCriSandboxStatus } from '../sandbox/sandbox-view.js';
 import type { SandboxRecord } from '../state/records.js';
+import { compareCreationTimes } from '../util/creation-order.js';
 import { matchesLabels } from '../util/label-selector.js';
-import { compareNanos, nowNanos } from '../util/time.js';
+import { ListEntryCache } from '../util/list-entry-cache.js';
+import { nowNanos } from '../util/time.js';
 
 export async function podSandboxStatus(ctx: RuntimeContext, request: cri.PodSandboxStatusRequest__Output): Promise<cri.PodSandboxStatusResponse> {
   const rec = requireSandbox(ctx, request.pod_sandbox_id);
@@ -18,20 +20,22 @@ export async function podSandboxStatus(ctx: RuntimeContext, request: cri.PodSand
 
 /** Sandboxes matching a filter (id exact or prefix, state, labels), oldest first. */
 export async function filterSandboxes(ctx: RuntimeContext, filter: cri.PodSandboxFilter__Output | null): Promise<{ rec: SandboxRecord; ready: boolean }[]> {
-  const out: { rec: SandboxRecord; ready: boolean }[] = [];
   const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
-  for (const rec of ctx.state.sandboxes.values()) {
-    if (filter?.id && !rec.id.startsWith(filter.id)) continue;
-    if (!matchesLabels(rec.labels, filter?.label_selector)) continue;
-    const ready = await sandboxIsReady(ctx, rec, exitFiles);
-    if (filter?.state && filter.state.state !== sandboxState(ready)) continue;
-    out.push({ rec, ready });
-  }
-  return out.sort((a, b) => compareNanos(a.rec.createdAt, b.rec.createdAt));
+  const matching = [...ctx.state.sandboxes.values()].filter(
+    (rec) => (!filter?.id || rec.id.startsWith(filter.id)) && matchesLabels(rec.labels, filter?.label_selector),
+  );
+  // Each check reads /proc; run them together rather than one after another.
+  const checked = await Promise.all(matching.map(async (rec) => ({ rec, ready: await sandboxIsReady(ctx, rec, exitFiles) })));
+  const out = filter?.state ? checked.filter(({ ready }) => filter.state?.state === sandboxState(ready)) : checked;
+  return out.sort((a, b) => compareCreationTimes(a.rec.createdAt, b.rec.createdAt));
 }
 
+/** The entries listings return, encoded once per content (see ListEntryCache). */
+const listEntries = new ListEntryCache<SandboxRecord, cri.PodSandbox>(podSandboxListEncoder.seal);
+
 export async function listPodSandbox(ctx: RuntimeContext, request: cri.ListPodSandboxRequest__Output): Promise<cri.ListPodSandboxResponse> {
-  return { items: (await filterSandboxes(ctx, request.filter)).map(({ rec, ready }) => toCriSandbox(rec, ready)) };
+  const matching = await filterSandboxes(ctx, request.filter);
+  return { items: matching.map(({ rec, ready }) => listEntries.entryFor(rec, criSandboxContent(rec, ready), () => toCriSandbox(rec, ready))) };
 }
 
 /** The kubelet has already resized the pod's cgroup; nothing of ours depends on the figures. */

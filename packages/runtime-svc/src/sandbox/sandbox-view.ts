@@ -1,5 +1,6 @@
 import type { cri } from '@skiff/proto';
 import type { SandboxRecord } from '../state/records.js';
+import { appendMap, type EntryContent } from '../util/list-entry-cache.js';
 
 export function sandboxState(ready: boolean): cri.PodSandboxState__Output {
   return ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
@@ -16,6 +17,18 @@ export function toCriSandbox(rec: SandboxRecord, ready: boolean): cri.PodSandbox
     annotations: rec.annotations,
     runtime_handler: rec.runtimeHandler,
   };
+}
+
+/**
+ * Every value toCriSandbox encodes, flat: while it is the same, so is the entry. (A test changes
+ * each value the entry's encoding reads and checks that this changes too.)
+ */
+export function criSandboxContent(rec: SandboxRecord, ready: boolean): EntryContent {
+  const m = rec.metadata;
+  const content: (string | number)[] = [rec.id, m.name, m.uid, m.namespace, m.attempt, ready ? 1 : 0, rec.createdAt, rec.runtimeHandler];
+  appendMap(content, rec.labels);
+  appendMap(content, rec.annotations);
+  return content;
 }
 
 export function toCriSandboxStatus(rec: SandboxRecord, ready: boolean): cri.PodSandboxStatus {
