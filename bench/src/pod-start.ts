@@ -2,9 +2,11 @@
  * runtime-svc benchmark, through `skiff up` with busybox pulled from a local registry:
  *   - pod start (RunPodSandbox + CreateContainer + StartContainer) p50/p95, one at a time and
  *     10 at once, beside the floor measured in the same run: `runc run -d` of a bundle holding
- *     the same busybox rootfs, plus a CNI ADD of the same network configuration run by hand;
+ *     the same busybox rootfs, plus a CNI ADD of the same network configuration run by hand
+ *     (for 10 at once: 10 of those started together, per pod and per wave);
  *   - the CNI cost as the runtime pays it: RunPodSandbox with a pod network minus hostNetwork;
- *   - RSS (and PSS) of every Skiff daemon (image, runtime, stream, logs) + every conmon with 0, 20 and 100 running pods;
+ *   - RSS (and PSS) of every Skiff daemon (image, runtime, stream, logs) + every conmon with 0, 20 and 2N running pods,
+ *     beside the memory floor: four idle bare node processes plus one idle conmon per conmon;
  *   - ListContainers p50/p99 with 500 containers (created, most of them not started).
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
@@ -26,6 +28,7 @@ const CNI_BIN_DIRS = ['/opt/cni/bin', '/usr/lib/cni'];
 const FLOOR_RUNS = 20;
 const NETWORK_RUNS = 10;
 const BATCH = 10;
+const FLOOR_WAVES = 5;
 
 // ---------------------------------------------------------------- memory
 
@@ -39,7 +42,28 @@ interface MemoryFigures {
   daemons: number;
   conmons: number;
   conmonCount: number;
+  /** The median conmon's RSS and PSS (0 without conmons). */
+  oneConmon: { rss: number; pss: number };
   pss: number;
+}
+
+/** What no daemon can go below: an idle node process of the same binary, measured beside the daemons. */
+interface NodeFloor {
+  rss: number;
+  pss: number;
+}
+
+const IDLE_NODE_SCRIPT = 'setInterval(() => {}, 1e9)';
+
+async function idleNodeFloor(): Promise<NodeFloor> {
+  const child = spawn(process.execPath, ['-e', IDLE_NODE_SCRIPT], { stdio: 'ignore' });
+  try {
+    // Start-up is over well within this; its RSS is flat afterwards.
+    await new Promise((r) => setTimeout(r, 1500));
+    return { rss: await rssBytes(child.pid!), pss: await pssBytes(child.pid!) };
+  } finally {
+    child.kill('SIGKILL');
+  }
 }
 
 async function memory(h: RuntimeHarness): Promise<MemoryFigures> {
@@ -50,18 +74,28 @@ async function memory(h: RuntimeHarness): Promise<MemoryFigures> {
     daemons.push(pid);
   }
   const conmons = (await listConmonProcesses(h.skiff.runDir)).map((c) => c.pid);
-  const sum = async (pids: number[], read: (pid: number) => Promise<number>): Promise<number> =>
-    (await Promise.all(pids.map((pid) => read(pid).catch(() => 0)))).reduce((a, b) => a + b, 0);
+  const each = (pids: number[], read: (pid: number) => Promise<number>): Promise<number[]> => Promise.all(pids.map((pid) => read(pid).catch(() => 0)));
+  const total = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+  const conmonRss = await each(conmons, rssBytes);
+  const conmonPss = await each(conmons, pssBytes);
   return {
-    daemons: await sum(daemons, rssBytes),
-    conmons: await sum(conmons, rssBytes),
+    daemons: total(await each(daemons, rssBytes)),
+    conmons: total(conmonRss),
     conmonCount: conmons.length,
-    pss: await sum([...daemons, ...conmons], pssBytes),
+    oneConmon: conmons.length === 0 ? { rss: 0, pss: 0 } : { rss: median(conmonRss), pss: median(conmonPss) },
+    pss: total(await each(daemons, pssBytes)) + total(conmonPss),
   };
 }
 
-function memoryRow(label: string, m: MemoryFigures): [string, string] {
-  return [label, `${mib(m.daemons + m.conmons)} RSS (daemons ${mib(m.daemons)}, ${m.conmonCount} conmons ${mib(m.conmons)}); PSS ${mib(m.pss)}`];
+/** The figures, then the floor for as many conmons: four idle node processes plus that many times the median conmon. */
+function memoryRows(label: string, m: MemoryFigures, node: NodeFloor): [string, string][] {
+  const floorRss = 4 * node.rss + m.conmonCount * m.oneConmon.rss;
+  const floorPss = 4 * node.pss + m.conmonCount * m.oneConmon.pss;
+  return [
+    [label, `${mib(m.daemons + m.conmons)} RSS (daemons ${mib(m.daemons)}, ${m.conmonCount} conmons ${mib(m.conmons)}); PSS ${mib(m.pss)}`],
+    [`  floor: 4 idle node + ${m.conmonCount} idle conmons`, `${mib(floorRss)} RSS (${mib(4 * node.rss)} + ${mib(m.conmonCount * m.oneConmon.rss)}); PSS ${mib(floorPss)}`],
+    ['  above the floor', `${mib(m.daemons + m.conmons - floorRss)} RSS; PSS ${mib(m.pss - floorPss)}`],
+  ];
 }
 
 // ---------------------------------------------------------------- the floor: runc and CNI by hand
@@ -118,7 +152,8 @@ async function cniInvoke(command: 'ADD' | 'DEL', net: Conflist, plugin: CniPlugi
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${plugin.type} ${command} exited with ${code}: ${out}`))));
+    // 'close', not 'exit': under load the process can be reaped before its stdout has been read.
+    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${plugin.type} ${command} exited with ${code}: ${out}`))));
     child.stdin.end(input);
   });
   return command === 'ADD' ? JSON.parse(stdout) : prev;
@@ -134,6 +169,55 @@ async function cniAdd(net: Conflist, id: string, netns: string): Promise<unknown
 
 async function cniDel(net: Conflist, id: string, netns: string, result: unknown): Promise<void> {
   for (const plugin of [...net.plugins].reverse()) await cniInvoke('DEL', net, plugin, id, netns, 'eth0', result);
+}
+
+/** A network namespace bound to `path` (an empty file), as the runtime makes one. */
+async function createNetns(path: string): Promise<void> {
+  await writeFile(path, '');
+  await run('unshare', [`--net=${path}`, 'true']);
+}
+
+async function removeNetns(path: string): Promise<void> {
+  await run('umount', [path]);
+  await rm(path, { force: true });
+}
+
+interface FloorWave {
+  /** CNI ADD + `runc run -d`, for each pod of the wave. */
+  perPod: number[];
+  wall: number;
+}
+
+/**
+ * The floor for pods started together: `bundles.length` CNI ADDs into fresh namespaces, each followed
+ * by `runc run -d`, all at once. Namespaces are made before the clock starts, as in the one-at-a-time floor.
+ */
+async function floorWave(runcRoot: string, bundles: string[], net: Conflist, work: string, cgroupParent: string, started: string[]): Promise<FloorWave> {
+  const pods = bundles.map((bundle, i) => ({ bundle, id: `bench-floor-wave-${i}-${randomBytes(4).toString('hex')}`, cniId: randomBytes(32).toString('hex'), netns: join(work, `netns-wave-${i}`), result: undefined as unknown }));
+  await Promise.all(pods.map((pod) => createNetns(pod.netns)));
+  const perPod: number[] = [];
+  try {
+    const wall = await timed(() =>
+      Promise.all(
+        pods.map(async (pod) =>
+          perPod.push(
+            await timed(async () => {
+              pod.result = await cniAdd(net, pod.cniId, pod.netns);
+              started.push(pod.id);
+              await runcRunDetached(runcRoot, pod.bundle, pod.id, cgroupParent);
+            }),
+          ),
+        ),
+      ),
+    );
+    return { perPod, wall };
+  } finally {
+    for (const id of started.splice(0)) await run('runc', ['--root', runcRoot, 'delete', '--force', id]).catch(() => undefined);
+    for (const pod of pods) {
+      await cniDel(net, pod.cniId, pod.netns, pod.result).catch(() => undefined);
+      await removeNetns(pod.netns);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- pods
@@ -197,17 +281,20 @@ async function main(): Promise<void> {
     for (let i = 0; i < FLOOR_RUNS; i++) {
       const id = randomBytes(32).toString('hex');
       const netns = join(work, `netns-${i}`);
-      await writeFile(netns, '');
-      netnsTimes.push(await timed(() => run('unshare', [`--net=${netns}`, 'true'])));
+      netnsTimes.push(await timed(() => createNetns(netns)));
       let result: unknown;
       try {
         cniTimes.push(await timed(async () => (result = await cniAdd(conflist, id, netns))));
       } finally {
         await cniDel(conflist, id, netns, result);
-        await run('umount', [netns]);
-        await rm(netns, { force: true });
+        await removeNetns(netns);
       }
     }
+
+    // Floor 3: the same, BATCH pods at once.
+    const waveBundles = await Promise.all(Array.from({ length: BATCH }, (_, i) => makeBundle(join(work, `wave-${i}`), snapshot)));
+    const floorWaves: FloorWave[] = [];
+    for (let wave = 0; wave < FLOOR_WAVES; wave++) floorWaves.push(await floorWave(runcRoot, waveBundles, conflist, work, floorCgroup, floorIds));
 
     // The CNI cost inside the runtime: a pod sandbox with and without a network namespace of its own.
     const sandboxTimes = { network: [] as number[], host: [] as number[] };
@@ -220,6 +307,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const idleNode = await idleNodeFloor();
     const memIdle = await memory(h);
     const pods: Pod[] = [];
     const sequentialStarts: PodStart[] = [];
@@ -261,6 +349,8 @@ async function main(): Promise<void> {
     const floor = median(runcTimes);
     const cni = median(cniTimes);
     const cniInRuntime = median(sandboxTimes.network) - median(sandboxTimes.host);
+    const floorPerPod = median(floorWaves.flatMap((w) => w.perPod));
+    const floorWall = median(floorWaves.map((w) => w.wall));
     printTable('Floor, same machine, same run (median)', [
       [`runc run -d of the busybox rootfs (${FLOOR_RUNS} runs)`, ms(floor)],
       [`CNI ADD by hand: loopback + bridge/host-local + portmap (${FLOOR_RUNS} runs)`, ms(cni)],
@@ -268,20 +358,26 @@ async function main(): Promise<void> {
       [`RunPodSandbox with a pod network / hostNetwork (${NETWORK_RUNS} each)`, `${ms(median(sandboxTimes.network))} / ${ms(median(sandboxTimes.host))}`],
       ['  CNI ADD and namespace as the runtime pays them (difference)', ms(cniInRuntime)],
       ['floor + CNI ADD', ms(floor + cni)],
+      [`${BATCH} at once: CNI ADD + runc run -d each (${FLOOR_WAVES} waves), per pod`, ms(floorPerPod)],
+      [`  wall time per wave of ${BATCH}`, ms(floorWall)],
     ]);
     printTable(`Pod start: RunPodSandbox + CreateContainer + StartContainer, busybox (target p50 <= 1.5 x (floor + CNI ADD) = ${ms(1.5 * (floor + cni))})`, [
       ...latencyRows(sequential).map(([k, v]): [string, string] => [`${podCount} pods one at a time, ${k}`, v]),
       [`  p50 / (floor + CNI ADD)`, (median(sequential) / (floor + cni)).toFixed(2)],
       stepRow('  steps (median)', sequentialStarts),
       ...latencyRows(concurrent).map(([k, v]): [string, string] => [`${podCount} pods ${BATCH} at once, ${k} per pod`, v]),
+      [`  p50 / (floor ${BATCH} at once, per pod)`, (median(concurrent) / floorPerPod).toFixed(2)],
       stepRow('  steps (median)', concurrentStarts),
       [`  wall time per wave of ${BATCH} (median)`, ms(median(waves))],
+      [`  wall time / (floor ${BATCH} at once, per wave)`, (median(waves) / floorWall).toFixed(2)],
       [`  pods per second, ${BATCH} at once`, (BATCH / (median(waves) / 1000)).toFixed(1)],
     ]);
     printTable('Memory: every Skiff daemon + every conmon (target < 250 MB RSS at 100 pods)', [
-      memoryRow('0 pods', memIdle),
-      ...(mem20 ? [memoryRow('20 running pods', mem20)] : []),
-      memoryRow(`${pods.length} running pods`, memFull),
+      [`idle node (node -e '${IDLE_NODE_SCRIPT}'), same binary`, `${mib(idleNode.rss)} RSS; PSS ${mib(idleNode.pss)}`],
+      [`one conmon (median, ${memFull.conmonCount} running)`, `${mib(memFull.oneConmon.rss)} RSS; PSS ${mib(memFull.oneConmon.pss)}`],
+      ...memoryRows('0 pods', memIdle, idleNode),
+      ...(mem20 ? memoryRows('20 running pods', mem20, idleNode) : []),
+      ...memoryRows(`${pods.length} running pods`, memFull, idleNode),
     ]);
     printTable(`ListContainers with ${listed} containers (${pods.length} running, the rest created), 300 calls`, [
       ['p50 (target < 5 ms)', ms(percentile(listTimes, 50))],

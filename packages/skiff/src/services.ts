@@ -66,30 +66,42 @@ function probeLogsService(config: SkiffConfig, timeoutMs: number): Promise<Recor
   });
 }
 
+/**
+ * By default V8 lets each semi-space of the young generation grow to 16 MiB and keeps the pages:
+ * about 8 MiB of a daemon's RSS idle, 15 MiB in runtime-svc under load. What these daemons allocate
+ * per call dies young (decoded messages, child-process output, stream chunks), so small semi-spaces
+ * only cost more scavenges: with 1 MiB, stream exec latency and port-forward throughput did not move.
+ * runtime-svc gets 2 MiB: the same RSS as with 1, half the scavenges while it answers large ListContainers.
+ */
+const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi-space-size=${semiSpaceMiB}`;
+
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
     entry: require.resolve('@skiff/image-svc/dist/main.js'),
+    nodeOptions: [smallYoungGeneration(1)],
     endpoint: (config) => config.image.socket,
     probe: probeImageService,
   },
   {
     name: 'runtime-svc',
     entry: require.resolve('@skiff/runtime-svc/dist/main.js'),
+    nodeOptions: [smallYoungGeneration(2)],
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
   {
     name: 'stream-svc',
     entry: require.resolve('@skiff/stream-svc/dist/main.js'),
+    nodeOptions: [smallYoungGeneration(1)],
     endpoint: streamBaseUrl,
     probe: probeStreamService,
   },
   {
     name: 'logs-svc',
     entry: require.resolve('@skiff/logs-svc/dist/main.js'),
-    // Almost all it allocates is short-lived buffers: a small young generation keeps it small.
-    nodeOptions: ['--max-semi-space-size=1', '--max-old-space-size=64'],
+    // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
+    nodeOptions: [smallYoungGeneration(1), '--max-old-space-size=64'],
     endpoint: (config) => config.logs.internal_socket,
     probe: probeLogsService,
   },

@@ -1,7 +1,10 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common';
+// Not the package index: it also loads @grpc/grpc-js, which this service never uses.
+import { createLogger } from '@skiff/common/dist/logger.js';
+import { loadConfig, parseDuration } from '@skiff/common/dist/config.js';
+import { stopOnSignals } from '@skiff/common/dist/daemon-shutdown.js';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
