@@ -4,7 +4,7 @@ import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { flushContainerLog } from '../logs/logs-client.js';
-import { readProcess } from '../util/processes.js';
+import { isRunningState, readProcess } from '../util/processes.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
 
 /** Longest time an exit stays unreported while logs-svc catches up with the container's output. */
@@ -35,7 +35,7 @@ async function recordedExit(ctx: RuntimeContext, rec: ContainerRecord): Promise<
 /** Whether the container's monitor is still running (a zombie is not). */
 async function monitorRunning(pid: number): Promise<boolean> {
   const monitor = await readProcess(pid);
-  return monitor !== undefined && monitor.state !== 'Z' && monitor.state !== 'X' && monitor.argv[0]?.endsWith('conmon') === true;
+  return monitor !== undefined && isRunningState(monitor.state) && monitor.argv[0]?.endsWith('conmon') === true;
 }
 
 /**

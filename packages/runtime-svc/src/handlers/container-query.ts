@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { isProcessAlive } from '@skiff/common';
 import { containerListEncoder, type cri } from '@skiff/proto';
 import { idsWithExitFiles } from '../conmon/exit-file.js';
 import { refreshContainer } from '../container/container-state.js';
@@ -9,7 +10,6 @@ import type { ContainerRecord } from '../state/records.js';
 import { compareCreationTimes } from '../util/creation-order.js';
 import { matchesLabels } from '../util/label-selector.js';
 import { ListEntryCache } from '../util/list-entry-cache.js';
-import { processExists } from '../util/process-exists.js';
 
 async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<Record<string, string>> {
   const paths = ctx.paths.container(rec.id);
@@ -47,13 +47,13 @@ export interface ContainerFilterFields {
 /**
  * Whether a created or running container may have exited: conmon has written its exit file, or
  * its process is gone. One directory read per listing instead of two file reads per container,
- * and the cheapest process probe; containers in any other phase are left alone (refreshing them
+ * and a cheap process probe; containers in any other phase are left alone (refreshing them
  * changes nothing).
  */
 async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecord) => boolean> {
   const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
   return (rec) =>
-    (rec.phase === 'created' || rec.phase === 'running') && (exitFiles.has(rec.id) || rec.pid === undefined || !processExists(rec.pid));
+    (rec.phase === 'created' || rec.phase === 'running') && (exitFiles.has(rec.id) || rec.pid === undefined || !isProcessAlive(rec.pid));
 }
 
 /** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */

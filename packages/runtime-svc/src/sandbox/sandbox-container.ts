@@ -8,7 +8,7 @@ import { buildSpec, type ContainerSpecInput, type NamespaceMode, type SeccompInp
 import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
 import type { SandboxRecord } from '../state/records.js';
-import { readProcStat } from '../util/processes.js';
+import { isRunningState, readProcStat } from '../util/processes.js';
 import { pauseProcessRunning } from './sandbox-state.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */
@@ -80,7 +80,7 @@ export async function runSandboxContainer(ctx: RuntimeContext, rec: SandboxRecor
   await runc.runDetached(rec.id, paths.bundle, { pidFile: paths.pidFile });
   const pid = await readPidFile(paths.pidFile);
   const stat = pid === undefined ? undefined : readProcStat(pid);
-  if (pid === undefined || !stat || stat.state === 'Z' || stat.state === 'X') {
+  if (pid === undefined || !stat || !isRunningState(stat.state)) {
     throw new Error(`the pause process of sandbox ${rec.id} exited as soon as it started (pid file ${paths.pidFile}: ${pid ?? 'empty'})`);
   }
   return { pid, startTime: stat.startTime };

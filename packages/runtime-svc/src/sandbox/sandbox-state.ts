@@ -2,7 +2,7 @@ import { isProcessAlive } from '@skiff/common';
 import { readExitCode } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
-import { readProcStat } from '../util/processes.js';
+import { isRunningState, readProcStat } from '../util/processes.js';
 
 /**
  * Whether the sandbox's pause process is alive: the same process that was started (not a zombie,
@@ -13,7 +13,7 @@ export async function pauseProcessRunning(rec: Pick<SandboxRecord, 'pid' | 'pidS
   if (rec.pid === undefined) return false;
   if (rec.pidStartTime === undefined) return isProcessAlive(rec.pid);
   const stat = readProcStat(rec.pid);
-  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X' && stat.startTime === rec.pidStartTime;
+  return stat !== undefined && isRunningState(stat.state) && stat.startTime === rec.pidStartTime;
 }
 
 /**

@@ -37,6 +37,11 @@ async function readArgv(pid: number | string): Promise<string[] | undefined> {
   }
 }
 
+/** Whether a process in this /proc state still runs: a zombie (Z) or dead (X) one has ended. */
+export function isRunningState(state: string): boolean {
+  return state !== 'Z' && state !== 'X';
+}
+
 /**
  * State, parent, group and start time of a process, or undefined when it does not exist. A
  * synchronous read: /proc answers from memory, and listings call this once per sandbox, where
