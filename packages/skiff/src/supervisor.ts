@@ -31,8 +31,8 @@ function commandLineOf(pid: number): string {
 }
 
 async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
     if (!isProcessAlive(pid)) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -86,7 +86,7 @@ export class Supervisor {
       env: { ...process.env, SKIFF_SUPERVISED: '1' },
     });
     entry.child = child;
-    entry.startedAt = Date.now();
+    entry.startedAt = performance.now();
     this.log.info({ service: spec.name, pid: child.pid }, 'service started');
     if (child.pid !== undefined) void writePidFile(servicePidFile(this.runDir, spec.name), child.pid).catch(() => undefined);
     for (const stream of [child.stdout, child.stderr]) {
@@ -98,7 +98,7 @@ export class Supervisor {
         entry.child = undefined;
         resolve();
         if (this.stopping) return;
-        const ranMs = Date.now() - entry.startedAt;
+        const ranMs = performance.now() - entry.startedAt;
         const delay = entry.backoff.next(ranMs);
         this.log.error({ service: spec.name, code, signal, ranMs, restartInMs: delay }, 'service exited; restarting');
         entry.restartTimer = setTimeout(() => this.launch(entry), delay);

@@ -5,6 +5,7 @@ import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
 import type { Process } from '../oci/runtime-spec.js';
 import { DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
 import { splitCriLogStreamBytes } from './cri-log.js';
+import { armExecDeadline } from './exec-deadline.js';
 import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
 
 /** What conmon reports when it had to kill an exec that ran past its timeout. */
@@ -16,7 +17,7 @@ export interface ExecSyncOptions {
   id: string;
   /** The process to run: args, env, cwd, user, capabilities as for the container. */
   process: Process;
-  /** Whole seconds (conmon's granularity); 0 waits as long as the command runs. */
+  /** Seconds; 0 waits as long as the command runs. */
   timeoutSeconds: number;
   /** Output beyond this many bytes (both streams together) is dropped. */
   maxOutputBytes?: number;
@@ -42,11 +43,14 @@ async function readOutput(logFile: string): Promise<{ stdout: string; stderr: st
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 
+/** conmon's own timeout, the backstop for when this daemon dies mid-exec, comes this much later. */
+const CONMON_TIMEOUT_MARGIN_SECONDS = 2;
+
 /**
  * Runs a command in a running container and waits for it, through `conmon --exec --sync`.
- * conmon (not this process) enforces the timeout by SIGKILLing the command's process group,
- * and stops reading output as soon as the command exits, so a background process that keeps
- * stdout open cannot make the call hang.
+ * At the timeout the command's process group is SIGKILLed (see armExecDeadline). conmon stops
+ * reading output as soon as the command exits, so a background process that keeps stdout open
+ * cannot make the call hang.
  */
 export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
   const dir = await fs.mkdtemp(join(o.workDir ?? tmpdir(), 'skiff-exec-'));
@@ -67,9 +71,10 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       '--sync',
     ];
     for (const arg of o.runtime?.args ?? []) args.push('--runtime-arg', arg);
-    if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds)));
+    if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds) + CONMON_TIMEOUT_MARGIN_SECONDS));
 
     const conmon = spawnConmon(o.conmonPath ?? DEFAULT_CONMON_PATH, args, dir);
+    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, conmon.child.pid, conmon.exited) : undefined;
     try {
       // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
       const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;
@@ -79,7 +84,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       if (sync instanceof Error) throw new ConmonError(`exec in ${o.id}: ${sync.message}`);
       const stderrText = Buffer.concat(conmon.stderr).toString('utf8').trim();
       if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${code} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
-      if (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE) {
+      if (deadline?.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {
         const partial = await readOutput(logFile);
         return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
       }
@@ -88,6 +93,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       }
       return { ...(await readOutput(logFile)), exitCode: sync.value, timedOut: false };
     } finally {
+      deadline?.cancel();
       if (conmon.child.exitCode === null && conmon.child.signalCode === null) conmon.child.kill('SIGKILL');
       conmon.syncPipe.destroy();
       conmon.startPipe.destroy();

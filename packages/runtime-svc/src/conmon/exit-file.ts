@@ -32,11 +32,11 @@ export async function readExitCode(exitDir: string, id: string): Promise<number 
 
 /** Waits for the exit file; resolves undefined if it has not appeared within timeoutMs. */
 export async function waitForExitCode(exitDir: string, id: string, timeoutMs: number, pollMs = 50): Promise<number | undefined> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const code = await readExitCode(exitDir, id);
-    if (code !== undefined || Date.now() >= deadline) return code;
-    await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
+    if (code !== undefined || performance.now() >= deadline) return code;
+    await sleep(Math.min(pollMs, Math.max(1, deadline - performance.now())));
   }
 }
 

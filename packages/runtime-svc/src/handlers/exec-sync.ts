@@ -18,8 +18,8 @@ function capped(bytes: Buffer): Buffer {
 }
 
 /**
- * ExecSync through conmon, which enforces the timeout (the command's process group is killed) and
- * stops reading when the command exits. The command runs as the container's process does: same
+ * ExecSync through conmon, which stops reading when the command exits; at the timeout the
+ * command's process group is killed. The command runs as the container's process does: same
  * user, environment, working directory, capabilities and confinement.
  */
 export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output): Promise<cri.ExecSyncResponse> {

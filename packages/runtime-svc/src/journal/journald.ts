@@ -58,8 +58,8 @@ export async function ensureJournald(options: { binary?: string; timeoutMs?: num
   });
   failed.catch(() => undefined);
   child.unref();
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + (options.timeoutMs ?? 10_000);
+  while (performance.now() < deadline) {
     if (await journaldRunning()) {
       child.removeAllListeners('exit');
       return { started: true, pid: child.pid };

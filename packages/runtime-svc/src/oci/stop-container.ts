@@ -63,11 +63,11 @@ export async function stopContainer(runc: Runc, id: string, options: StopOptions
  */
 export async function stopUnmonitoredContainer(runc: Runc, id: string, isRunning: () => Promise<boolean>, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
   const exited: ExitWatch = async (withinMs) => {
-    const deadline = Date.now() + withinMs;
+    const deadline = performance.now() + withinMs;
     for (;;) {
       if (!(await isRunning())) return true;
-      if (Date.now() >= deadline) return false;
-      await sleep(Math.min(EXIT_POLL_MS, Math.max(1, deadline - Date.now())));
+      if (performance.now() >= deadline) return false;
+      await sleep(Math.min(EXIT_POLL_MS, Math.max(1, deadline - performance.now())));
     }
   };
   await signalUntilExited(runc, id, exited, options);

@@ -103,11 +103,11 @@ export async function removeCgroup(relative: string): Promise<void> {
   if (!FULL_ID.test(rel.split('/').pop() ?? '') || rel.includes(':')) return;
   const hierarchies = await fs.readdir(CGROUP_ROOT).catch(() => [] as string[]);
   const dirs = [join(CGROUP_ROOT, rel), ...hierarchies.map((h) => join(CGROUP_ROOT, h, rel))];
-  const deadline = Date.now() + BUSY_RETRY_MS;
+  const deadline = performance.now() + BUSY_RETRY_MS;
   for (;;) {
     let busy = false;
     for (const dir of dirs) if (!(await removeTree(dir))) busy = true;
-    if (!busy || Date.now() >= deadline) return;
+    if (!busy || performance.now() >= deadline) return;
     await sleep(50);
   }
 }

@@ -96,9 +96,9 @@ async function stillAlive(processes: readonly ProcessInfo[]): Promise<ProcessInf
 }
 
 async function waitUntilGone(processes: readonly ProcessInfo[], ms: number): Promise<ProcessInfo[]> {
-  const deadline = Date.now() + ms;
+  const deadline = performance.now() + ms;
   let alive = await stillAlive(processes);
-  while (alive.length > 0 && Date.now() < deadline) {
+  while (alive.length > 0 && performance.now() < deadline) {
     await sleep(20);
     alive = await stillAlive(alive);
   }

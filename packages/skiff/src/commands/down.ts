@@ -9,9 +9,9 @@ export async function downCommand(config: SkiffConfig, timeoutMs = 30_000): Prom
     return 0;
   }
   process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (isProcessAlive(pid)) {
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       process.stderr.write(`skiff supervisor (pid ${pid}) did not stop within ${timeoutMs / 1000}s\n`);
       return 1;
     }

@@ -56,14 +56,14 @@ export async function upDetached(config: SkiffConfig, configPath: string | undef
   const args = [entry, 'up', ...(configPath === undefined ? [] : ['--config', configPath])];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', out, out] });
   child.unref();
-  const deadline = Date.now() + DETACH_READY_TIMEOUT_MS;
+  const deadline = performance.now() + DETACH_READY_TIMEOUT_MS;
   for (;;) {
     const rows = await collectStatus(config, 1000);
     if (rows.every((r) => r.answers)) {
       process.stdout.write(`${formatStatus(child.pid, rows)}\nlogs: ${config.log_file}\n`);
       return 0;
     }
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (child.exitCode !== null || performance.now() > deadline) {
       process.stderr.write(`${formatStatus(child.pid, rows)}\nskiff did not come up; see ${config.log_file}\n`);
       return 1;
     }

@@ -1,0 +1,66 @@
+import { readPidFile } from '@skiff/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readProcStat } from '../util/processes.js';
+
+/** How often the deadline looks again for a command that runc has not started yet. */
+const PID_POLL_MS = 20;
+
+export interface ExecDeadline {
+  /** Whether the deadline passed and the command was (or is being) killed. */
+  readonly expired: boolean;
+  /** Disarms the deadline; the command finished first. */
+  cancel(): void;
+}
+
+/**
+ * Kills an exec'd command when its timeout has passed, to the millisecond. conmon's own
+ * `--timeout` rounds to glib's whole-second ticks and can fire a quarter of a second early,
+ * so it is only the backstop for when this daemon is gone.
+ *
+ * The command is found through the pid file runc writes, and is killed only as the child of
+ * this exec's conmon, so a recycled pid is never hit. runc makes the command the
+ * leader of its own session; then its whole process group is killed, as conmon does, so
+ * background children go with it.
+ */
+export function armExecDeadline(timeoutMs: number, pidFile: string, conmonPid: number | undefined, conmonDone: Promise<unknown>): ExecDeadline {
+  let expired = false;
+  let finished = false;
+  void conmonDone.finally(() => {
+    finished = true;
+  });
+  const timer = setTimeout(() => {
+    expired = true;
+    void killWhenStarted();
+  }, timeoutMs);
+
+  async function killWhenStarted(): Promise<void> {
+    while (!finished) {
+      const pid = await readPidFile(pidFile);
+      // Until `runc exec` has exited, the command's parent is runc; conmon adopts it after.
+      const stat = pid === undefined ? undefined : readProcStat(pid);
+      if (pid !== undefined && stat && stat.ppid === conmonPid) {
+        killCommand(pid, stat.pgid);
+        return;
+      }
+      await sleep(PID_POLL_MS);
+    }
+  }
+
+  return {
+    get expired() {
+      return expired;
+    },
+    cancel() {
+      clearTimeout(timer);
+      finished = true;
+    },
+  };
+}
+
+function killCommand(pid: number, pgid: number): void {
+  try {
+    process.kill(pgid === pid ? -pid : pid, 'SIGKILL');
+  } catch {
+    // It exited on its own meanwhile.
+  }
+}
