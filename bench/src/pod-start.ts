@@ -7,7 +7,8 @@
  *   - the CNI cost as the runtime pays it: RunPodSandbox with a pod network minus hostNetwork;
  *   - RSS (and PSS) of every Skiff daemon (image, runtime, stream, logs) + every conmon with 0, 20 and 2N running pods,
  *     beside the memory floor: four idle bare node processes plus one idle conmon per conmon;
- *   - ListContainers p50/p99 with 500 containers (created, most of them not started).
+ *   - ListContainers p50/p99 with 500 containers (created, most of them not started), decoded
+ *     as any client does and, beside it, left as bytes (server + transport alone).
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
  */
@@ -29,6 +30,24 @@ const FLOOR_RUNS = 20;
 const NETWORK_RUNS = 10;
 const BATCH = 10;
 const FLOOR_WAVES = 5;
+
+// ---------------------------------------------------------------- listing
+
+/**
+ * ListContainers on the same channel, with the response kept as bytes: what the call costs
+ * before this client's protobuf decoding, which in Node is a large share for a 500-entry reply.
+ */
+function listContainersUndecoded(h: RuntimeHarness): Promise<number> {
+  return new Promise((resolve, reject) => {
+    h.runtime.makeUnaryRequest(
+      '/runtime.v1.RuntimeService/ListContainers',
+      () => Buffer.alloc(0), // an empty ListContainersRequest
+      (bytes: Buffer) => bytes,
+      {},
+      (err, bytes) => (err ? reject(err) : resolve(bytes?.length ?? 0)),
+    );
+  });
+}
 
 // ---------------------------------------------------------------- memory
 
@@ -344,7 +363,11 @@ async function main(): Promise<void> {
     }
     const listed = (await callUnary(h.runtime, 'ListContainers', {})).containers.length;
     const listTimes: number[] = [];
-    for (let i = 0; i < 300; i++) listTimes.push(await timed(() => callUnary(h.runtime, 'ListContainers', {})));
+    const rawListTimes: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      listTimes.push(await timed(() => callUnary(h.runtime, 'ListContainers', {})));
+      rawListTimes.push(await timed(() => listContainersUndecoded(h)));
+    }
 
     const floor = median(runcTimes);
     const cni = median(cniTimes);
@@ -382,6 +405,7 @@ async function main(): Promise<void> {
     printTable(`ListContainers with ${listed} containers (${pods.length} running, the rest created), 300 calls`, [
       ['p50 (target < 5 ms)', ms(percentile(listTimes, 50))],
       ['p99', ms(percentile(listTimes, 99))],
+      ['p50 / p99 with the response left undecoded (server + transport)', `${ms(percentile(rawListTimes, 50))} / ${ms(percentile(rawListTimes, 99))}`],
     ]);
   } finally {
     for (const id of floorIds) await run('runc', ['--root', runcRoot, 'delete', '--force', id]).catch(() => undefined);
