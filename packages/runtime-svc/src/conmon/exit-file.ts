@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pollUntil } from '../util/poll.js';
 
 /**
  * conmon writes the container's exit status to `<exitDir>/<id>` when the container ends:
@@ -31,13 +31,8 @@ export async function readExitCode(exitDir: string, id: string): Promise<number 
 }
 
 /** Waits for the exit file; resolves undefined if it has not appeared within timeoutMs. */
-export async function waitForExitCode(exitDir: string, id: string, timeoutMs: number, pollMs = 50): Promise<number | undefined> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const code = await readExitCode(exitDir, id);
-    if (code !== undefined || performance.now() >= deadline) return code;
-    await sleep(Math.min(pollMs, Math.max(1, deadline - performance.now())));
-  }
+export function waitForExitCode(exitDir: string, id: string, timeoutMs: number, pollMs = 50): Promise<number | undefined> {
+  return pollUntil(() => readExitCode(exitDir, id), timeoutMs, pollMs);
 }
 
 export async function removeExitFile(exitDir: string, id: string): Promise<void> {

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { waitForExitCode } from '../conmon/exit-file.js';
+import { pollUntil } from '../util/poll.js';
 import { RuncError, type Runc } from './runc.js';
 
 export interface StopOptions {
@@ -62,13 +62,6 @@ export async function stopContainer(runc: Runc, id: string, options: StopOptions
  * `isRunning`, which must tell a zombie or a recycled pid from the container's live init.
  */
 export async function stopUnmonitoredContainer(runc: Runc, id: string, isRunning: () => Promise<boolean>, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
-  const exited: ExitWatch = async (withinMs) => {
-    const deadline = performance.now() + withinMs;
-    for (;;) {
-      if (!(await isRunning())) return true;
-      if (performance.now() >= deadline) return false;
-      await sleep(Math.min(EXIT_POLL_MS, Math.max(1, deadline - performance.now())));
-    }
-  };
+  const exited: ExitWatch = async (withinMs) => (await pollUntil(async () => ((await isRunning()) ? undefined : true), withinMs, EXIT_POLL_MS)) === true;
   await signalUntilExited(runc, id, exited, options);
 }

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { atomicWriteJson, type Logger } from '@skiff/common';
-import { awaitProcessesExit, findProcesses, readProcess } from '../util/processes.js';
+import { awaitProcessesExit, findProcesses, readProcStat } from '../util/processes.js';
 
 /** How long children of a killed runtime service get to finish what they were doing. */
 const CHILD_GRACE_MS = 15_000;
@@ -32,7 +32,7 @@ async function readInstance(file: string): Promise<InstanceRecord | undefined> {
 export async function settlePreviousInstance(file: string, log: Logger): Promise<void> {
   const previous = await readInstance(file);
   if (previous && previous.pgid === previous.pid && previous.pid !== process.pid) {
-    const leader = await readProcess(previous.pid);
+    const leader = readProcStat(previous.pid);
     if (leader?.startTime === previous.startTime) {
       throw new Error(`another runtime service (pid ${previous.pid}) is running on this run directory; stop it first`);
     }
@@ -43,7 +43,7 @@ export async function settlePreviousInstance(file: string, log: Logger): Promise
       if (killed > 0) log.warn({ killed }, 'killed children of the previous runtime service that did not finish in time');
     }
   }
-  const self = await readProcess(process.pid);
+  const self = readProcStat(process.pid);
   if (!self) throw new Error('cannot read this process in /proc');
   if (self.pgid !== process.pid) {
     log.info('not a process group leader (not started by skiff up): a later restart cannot wait for children this service leaves behind');

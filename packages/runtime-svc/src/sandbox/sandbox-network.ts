@@ -6,6 +6,7 @@ import { LOOPBACK_NETWORK } from '../cni/default-network.js';
 import { podIpsFromResult, type PodIp } from '../cni/result.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
+import { allSettledOrThrow } from '../util/settle.js';
 
 /** The network pods join; FailedPrecondition while none is configured (Status reports NetworkReady false then). */
 export async function podNetwork(ctx: RuntimeContext): Promise<CniNetworkConfig> {
@@ -42,13 +43,11 @@ function podAttachment(ctx: RuntimeContext, rec: SandboxRecord, netns: string): 
 /** CNI ADD of loopback and the pod network into the sandbox's namespace; resolves with the pod's addresses. */
 export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<PodIp[]> {
   if (!rec.network || !rec.netnsPath) throw new Error(`sandbox ${rec.id} has no network to attach`);
-  const [loopback, pod] = await Promise.allSettled([
+  const [, pod] = await allSettledOrThrow([
     ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' }),
     ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)),
   ]);
-  if (loopback.status === 'rejected') throw loopback.reason;
-  if (pod.status === 'rejected') throw pod.reason;
-  return podIpsFromResult(pod.value);
+  return podIpsFromResult(pod);
 }
 
 /**

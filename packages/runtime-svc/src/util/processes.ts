@@ -86,21 +86,17 @@ export async function findProcesses(accept: (p: ProcessInfo) => boolean, argvFil
   return found;
 }
 
-function sameProcessAlive(p: ProcessInfo): Promise<boolean> {
-  return readProcess(p.pid).then((now) => now !== undefined && now.startTime === p.startTime);
-}
-
-async function stillAlive(processes: readonly ProcessInfo[]): Promise<ProcessInfo[]> {
-  const alive = await Promise.all(processes.map(async (p) => ((await sameProcessAlive(p)) ? p : undefined)));
-  return alive.filter((p): p is ProcessInfo => p !== undefined);
+/** The processes still there: the same pid with the same start time (a zombie counts). */
+function stillAlive(processes: readonly ProcessInfo[]): ProcessInfo[] {
+  return processes.filter((p) => readProcStat(p.pid)?.startTime === p.startTime);
 }
 
 async function waitUntilGone(processes: readonly ProcessInfo[], ms: number): Promise<ProcessInfo[]> {
   const deadline = performance.now() + ms;
-  let alive = await stillAlive(processes);
+  let alive = stillAlive(processes);
   while (alive.length > 0 && performance.now() < deadline) {
     await sleep(20);
-    alive = await stillAlive(alive);
+    alive = stillAlive(alive);
   }
   return alive;
 }
