@@ -26,7 +26,7 @@ async function logOf(path: string): Promise<{ stdout: Buffer; stderr: Buffer }> 
   return reassembleStreams(parseCriLog(await readFile(path)));
 }
 
-/** The numbers 0..n-1, one a line, as a sequence of lines (what `seq 0 n-1` prints). */
+/** The numbers from..to, one a line (what `seq from to` prints). */
 function numbers(from: number, to: number): string {
   let s = '';
   for (let i = from; i <= to; i++) s += `${i}\n`;

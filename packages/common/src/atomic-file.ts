@@ -11,10 +11,6 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/**
- * Crash-safe replace: write a temp file beside the target, fsync it, rename over the target,
- * fsync the directory. A reader sees either the old or the new content, never a mix.
- */
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
 /** The temp file atomicWriteFile uses for `path`. */
@@ -33,6 +29,10 @@ export async function removeAtomicWriteDebris(dir: string): Promise<number> {
   return debris.length;
 }
 
+/**
+ * Crash-safe replace: write a temp file beside the target, fsync it, rename over the target,
+ * fsync the directory. A reader sees either the old or the new content, never a mix.
+ */
 export async function atomicWriteFile(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = dirname(path);
   const tmp = tempPathFor(path);

@@ -6,5 +6,7 @@ export { listenOnUnixSocket, type UnixSocketServer } from './unix-socket-server.
 export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';
 export { SingleFlight } from './single-flight.js';
 export { Semaphore } from './semaphore.js';
+export { Mutex } from './mutex.js';
+export { pollUntil } from './poll.js';
 export { unaryHandler, batchedStreamHandler, type ErrorMapper } from './grpc-handlers.js';
 export { stopOnSignals } from './daemon-shutdown.js';

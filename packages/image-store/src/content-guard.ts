@@ -1,5 +1,5 @@
 import { parseDigest } from '@skiff/reference';
-import { Mutex } from './mutex.js';
+import { Mutex } from '@skiff/common';
 import type { ImageRecord } from './types.js';
 
 export function blobKey(hex: string): string {

@@ -1,4 +1,4 @@
-import { constants, promises as fs, type Stats } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SavedContainerLog } from './state-file.js';
 
@@ -41,17 +41,6 @@ export class ContainerLog {
       log.size = saved.size;
     }
     return log;
-  }
-
-  /** Whether the file at the path is a different one (the kubelet moved ours away). */
-  async pathMoved(): Promise<boolean> {
-    let st: Stats;
-    try {
-      st = await fs.stat(this.path);
-    } catch {
-      return true;
-    }
-    return st.ino !== this.inode;
   }
 
   add(records: Buffer[]): void {

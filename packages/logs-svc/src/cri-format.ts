@@ -46,9 +46,8 @@ export function formatRecords(time: string, stream: StreamName, piece: Buffer, p
   const out: Buffer[] = [];
   let body = piece;
   let endsLine = !partial;
-  if (!partial && body.length > 0 && body[body.length - 1] === NEWLINE) body = body.subarray(0, body.length - 1);
-  if (partial && body.length > 0 && body[body.length - 1] === NEWLINE) {
-    // A "partial" piece that ends in a newline still ends its line.
+  if (body.length > 0 && body[body.length - 1] === NEWLINE) {
+    // A piece that ends in a newline ends its line, even one marked partial.
     body = body.subarray(0, body.length - 1);
     endsLine = true;
   }

@@ -13,9 +13,10 @@ export interface JournalReaderOptions {
   journalctl: string;
   from: JournalPosition;
   log: Logger;
-  /** Queued bytes above which journalctl's output is no longer read until the queue drains. */
-  highWaterBytes?: number;
 }
+
+/** Queued bytes above which journalctl's output is no longer read until the queue drains. */
+const HIGH_WATER_BYTES = 1024 * 1024;
 
 /**
  * Follows the journal through `journalctl -f -o export`, matching only entries sent over the
@@ -31,10 +32,8 @@ export class JournalReader {
   private lastCursor: string | undefined;
   private waiters: Array<() => void> = [];
   private stopped = false;
-  private readonly highWater: number;
 
   constructor(private readonly options: JournalReaderOptions) {
-    this.highWater = options.highWaterBytes ?? 1024 * 1024;
     if ('cursor' in options.from) this.lastCursor = options.from.cursor;
   }
 
@@ -69,7 +68,7 @@ export class JournalReader {
       this.queue.push(event);
       this.queuedBytes += event.kind === 'output' ? event.message.length + 256 : 256;
     }
-    if (this.queuedBytes + this.parser.pendingBytes > this.highWater && !this.paused) {
+    if (this.queuedBytes + this.parser.pendingBytes > HIGH_WATER_BYTES && !this.paused) {
       this.paused = true;
       this.child?.stdout?.pause();
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@skiff/common';
+import { Mutex, removeAtomicWriteDebris, type Logger } from '@skiff/common';
 import { sendBarrier } from './barrier.js';
 import { ContainerLog } from './container-log.js';
 import { formatRecords, formatTimestamp } from './cri-format.js';
@@ -19,16 +19,6 @@ const REOPEN_TIMEOUT_MS = 30_000;
 export class NotReady extends Error {}
 export class UnknownContainer extends Error {}
 export class BarrierTimeout extends Error {}
-
-/** Serialises the changes to the tracked set with the writing of batches. */
-class Lock {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn, fn);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
 
 interface Barrier {
   resolve(): void;
@@ -49,7 +39,6 @@ export interface EngineStatus {
 export interface EngineOptions {
   stateDir: string;
   journalctl: string;
-  logger?: string;
   log: Logger;
   barrierTimeoutMs: number;
 }
@@ -62,9 +51,10 @@ export class LogEngine {
   private readonly containers = new Map<string, ContainerLog>();
   /** Ids from the saved state whose fate waits for the list of containers from runtime-svc. */
   private saved: LogsState['containers'] = {};
-  /** Ids added or forgotten since start: the start-up list from runtime-svc may be older. */
-  private readonly changedSinceStart = new Set<string>();
-  private readonly lock = new Lock();
+  /** Until start has run: ids added or forgotten meanwhile (the start-up list from runtime-svc may be older). */
+  private changedBeforeStart: Set<string> | undefined = new Set<string>();
+  /** Serialises the changes to the tracked set with the writing of batches. */
+  private readonly lock = new Mutex();
   private readonly barriers = new Map<string, Barrier>();
   private reader: JournalReader | undefined;
   private state!: LogsState;
@@ -84,6 +74,8 @@ export class LogEngine {
   static async open(options: EngineOptions): Promise<LogEngine> {
     const engine = new LogEngine(options);
     await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+    // A write of the state cut short by SIGKILL leaves its temp file; only one logs-svc runs.
+    await removeAtomicWriteDebris(options.stateDir);
     const state = await loadState(engine.stateFile);
     if (state) {
       engine.state = state;
@@ -107,17 +99,18 @@ export class LogEngine {
   async start(current: Map<string, string>): Promise<void> {
     await this.lock.run(async () => {
       for (const [id, saved] of Object.entries(this.saved)) {
-        if (this.changedSinceStart.has(id) || this.containers.has(id)) continue;
+        if (this.changedBeforeStart?.has(id) || this.containers.has(id)) continue;
         if (current.get(id) !== saved.path) continue;
-        const log = await this.openOrReport(id, () => ContainerLog.resume(id, saved));
+        const log = await this.openOrReport(id, saved.path, () => ContainerLog.resume(id, saved));
         if (log) this.containers.set(id, log);
       }
       for (const [id, path] of current) {
-        if (this.changedSinceStart.has(id) || this.containers.has(id) || !path) continue;
-        const log = await this.openOrReport(id, () => ContainerLog.open(id, path));
+        if (this.changedBeforeStart?.has(id) || this.containers.has(id) || !path) continue;
+        const log = await this.openOrReport(id, path, () => ContainerLog.open(id, path));
         if (log) this.containers.set(id, log);
       }
       this.saved = {};
+      this.changedBeforeStart = undefined;
       await this.persist();
     });
     const from = this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
@@ -128,14 +121,16 @@ export class LogEngine {
   }
 
   /** Opening a file may fail (a full disk, a removed directory): reported and tried again. */
-  private async openOrReport(id: string, open: () => Promise<ContainerLog>): Promise<ContainerLog | undefined> {
+  private async openOrReport(id: string, path: string, open: () => Promise<ContainerLog>): Promise<ContainerLog | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await open();
+        const log = await open();
+        if (this.writeError?.path === path) this.writeError = undefined;
+        return log;
       } catch (err) {
         const message = (err as Error).message;
-        this.options.log.error({ container: id, err: message }, 'cannot open the container log file');
-        this.writeError = { path: id, message };
+        this.options.log.error({ container: id, path, err: message }, 'cannot open the container log file');
+        this.writeError = { path, message };
         if (attempt >= 2) return undefined;
         await sleep(500);
       }
@@ -151,7 +146,7 @@ export class LogEngine {
 
   /** Starts following a container's output into `path` (created empty at once). */
   async track(id: string, path: string): Promise<void> {
-    this.changedSinceStart.add(id);
+    this.changedBeforeStart?.add(id);
     await this.lock.run(async () => {
       const existing = this.containers.get(id);
       if (existing && existing.path === path) return;
@@ -167,7 +162,7 @@ export class LogEngine {
 
   /** Stops following a container; entries still in flight for it are dropped, no file is made. */
   async forget(id: string): Promise<void> {
-    this.changedSinceStart.add(id);
+    this.changedBeforeStart?.add(id);
     const c = this.containers.get(id);
     if (c) c.removed = true;
     await this.lock.run(async () => {
@@ -202,7 +197,7 @@ export class LogEngine {
       timer = setTimeout(() => reject(new BarrierTimeout(`logs-svc is behind the journal: its barrier did not come back within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await sendBarrier(nonce, this.options.logger);
+      await sendBarrier(nonce);
       await Promise.race([done, expired]);
     } finally {
       clearTimeout(timer);
@@ -282,7 +277,9 @@ export class LogEngine {
         }
       }
     }
-    for (const c of written) if (!c.removed) await c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'));
+    await Promise.all(
+      written.filter((c) => !c.removed).map((c) => c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'))),
+    );
     this.state.cursor = cursor;
     for (;;) {
       try {

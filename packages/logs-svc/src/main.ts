@@ -16,15 +16,13 @@ async function main(): Promise<void> {
     barrierTimeoutMs: parseDuration(config.logs.flush_timeout)!,
   });
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
-  let stopping = false;
   stopOnSignals(log, async () => {
-    stopping = true;
     await closeServer(internal);
     await fs.rm(config.logs.internal_socket, { force: true });
     await engine.stop();
   });
   // runtime-svc owns the list of containers: until it answers, nothing is read past the cursor.
-  const current = await listContainerLogs(config.runtime.socket, log, () => stopping);
+  const current = await listContainerLogs(config.runtime.socket, log);
   await engine.start(current);
   log.info({ internalSocket: config.logs.internal_socket, stateDir: config.logs.state_dir }, 'logs service ready');
 }

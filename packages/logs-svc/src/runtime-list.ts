@@ -5,9 +5,10 @@ import { callUnary, createRuntimeClient } from '@skiff/proto';
 
 /**
  * Every container runtime-svc knows with its CRI log path, asked over its CRI socket; tries again
- * until runtime-svc answers (it may be starting too, or restarting).
+ * until runtime-svc answers (it may be starting too, or restarting). A stop meanwhile ends the
+ * process, retries and all.
  */
-export async function listContainerLogs(socket: string, log: Logger, stopped: () => boolean): Promise<Map<string, string>> {
+export async function listContainerLogs(socket: string, log: Logger): Promise<Map<string, string>> {
   for (let attempt = 0; ; attempt++) {
     const client = createRuntimeClient(socket);
     try {
@@ -23,7 +24,6 @@ export async function listContainerLogs(socket: string, log: Logger, stopped: ()
       }
       return out;
     } catch (err) {
-      if (stopped()) throw err;
       if (attempt % 10 === 0) log.info({ socket, err: (err as Error).message }, 'waiting for runtime-svc to list its containers');
       await sleep(500);
     } finally {

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { isProcessAlive, readPidFile, removePidFile, writePidFile, type Logger } from '@skiff/common';
+import { isProcessAlive, pollUntil, readPidFile, removePidFile, writePidFile, type Logger } from '@skiff/common';
 import { RestartBackoff } from './backoff.js';
 import type { ServiceSpec } from './services.js';
 
@@ -31,12 +31,7 @@ function commandLineOf(pid: number): string {
 }
 
 async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (!isProcessAlive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return !isProcessAlive(pid);
+  return (await pollUntil(async () => (isProcessAlive(pid) ? undefined : true), timeoutMs, 50)) === true;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { pollUntil } from '../util/poll.js';
+import { pollUntil } from '@skiff/common';
 
 /**
  * conmon writes the container's exit status to `<exitDir>/<id>` when the container ends:

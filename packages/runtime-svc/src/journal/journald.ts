@@ -28,13 +28,13 @@ export async function journaldRunning(): Promise<boolean> {
  * Where the journald we start reads a drop-in (journald also reads /etc/systemd/journald.conf.d
  * and /usr/lib/systemd/journald.conf.d); under /run it lasts only until the next boot.
  */
-export const JOURNALD_DROP_IN_DIR = '/run/systemd/journald.conf.d';
+const JOURNALD_DROP_IN_DIR = '/run/systemd/journald.conf.d';
 
 /**
  * journald's default rate limit (10000 messages per 30 s per cgroup) would drop the lines of a
  * busy container: container logs must not be thinned, so the journald we start has none.
  */
-export const JOURNALD_DROP_IN = '[Journal]\n# Written by Skiff when it started journald: container output must not be rate-limited.\nRateLimitIntervalSec=0\nRateLimitBurst=0\n';
+const JOURNALD_DROP_IN = '[Journal]\n# Written by Skiff when it started journald: container output must not be rate-limited.\nRateLimitIntervalSec=0\nRateLimitBurst=0\n';
 
 async function writeJournaldDropIn(dir: string): Promise<void> {
   await fs.mkdir(dir, { recursive: true, mode: 0o755 });
@@ -46,10 +46,10 @@ async function writeJournaldDropIn(dir: string): Promise<void> {
  * is not PID 1 nothing starts journald, so we start it ourselves: detached, in its own session,
  * so it outlives us like the containers whose logs it keeps, and without a rate limit.
  */
-export async function ensureJournald(options: { binary?: string; timeoutMs?: number; dropInDir?: string } = {}): Promise<{ started: boolean; pid?: number }> {
+export async function ensureJournald(options: { binary?: string; timeoutMs?: number } = {}): Promise<{ started: boolean; pid?: number }> {
   if (await journaldRunning()) return { started: false };
   // A host's own journald keeps the host's settings; only the one we start gets ours.
-  await writeJournaldDropIn(options.dropInDir ?? JOURNALD_DROP_IN_DIR);
+  await writeJournaldDropIn(JOURNALD_DROP_IN_DIR);
   const binary = options.binary ?? JOURNALD_BINARY;
   const child = spawn(binary, [], { detached: true, stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) => {

@@ -1,5 +1,5 @@
+import { pollUntil } from '@skiff/common';
 import { waitForExitCode } from '../conmon/exit-file.js';
-import { pollUntil } from '../util/poll.js';
 import { RuncError, type Runc } from './runc.js';
 
 export interface StopOptions {

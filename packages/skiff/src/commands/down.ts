@@ -1,4 +1,4 @@
-import { isProcessAlive, type SkiffConfig } from '@skiff/common';
+import { isProcessAlive, pollUntil, type SkiffConfig } from '@skiff/common';
 import { runningSupervisorPid } from './status.js';
 
 /** Stops the supervisor and with it the services. Containers keep running: they belong to their monitors. */
@@ -9,13 +9,10 @@ export async function downCommand(config: SkiffConfig, timeoutMs = 30_000): Prom
     return 0;
   }
   process.kill(pid, 'SIGTERM');
-  const deadline = performance.now() + timeoutMs;
-  while (isProcessAlive(pid)) {
-    if (performance.now() > deadline) {
-      process.stderr.write(`skiff supervisor (pid ${pid}) did not stop within ${timeoutMs / 1000}s\n`);
-      return 1;
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  const exited = await pollUntil(async () => (isProcessAlive(pid) ? undefined : true), timeoutMs, 100);
+  if (!exited) {
+    process.stderr.write(`skiff supervisor (pid ${pid}) did not stop within ${timeoutMs / 1000}s\n`);
+    return 1;
   }
   process.stdout.write(`skiff stopped (supervisor pid ${pid})\n`);
   return 0;
