@@ -136,12 +136,8 @@ async function main(): Promise<void> {
     // ------------------------------------------------------------ port-forward throughput
     const forwardUrl = async (ports: number[] = []): Promise<string> => (await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: ports })).url;
     const throughput: [string, string][] = [];
-    let directMs = 0;
-    const direct = await (async () => {
-      let bytes = 0;
-      directMs = await timed(async () => (bytes = await directCopy(ip)));
-      return bytes;
-    })();
+    let direct = 0;
+    const directMs = await timed(async () => (direct = await directCopy(ip)));
     throughput.push(['direct TCP from the pod IP (floor)', `${mib(direct)} in ${ms(directMs)}: ${rate(direct, directMs)}`]);
     const measure = async (label: string, transfer: () => Promise<number>): Promise<void> => {
       let bytes = 0;

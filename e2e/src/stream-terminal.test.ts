@@ -2,8 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { callUnary, type cri } from '@skiff/proto';
 import { openRemoteCommand, type RemoteCommand } from './lib/remote-command.js';
+import { eventually } from './lib/stream-client.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 let h: RuntimeHarness;
@@ -35,14 +37,6 @@ async function processesWith(...words: string[]): Promise<{ pid: number; argv: s
     if (argv.length > 0 && words.every((w) => argv.includes(w))) found.push({ pid: Number(name), argv });
   }
   return found;
-}
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: still not true after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Types `stty size` until the terminal reports `rows cols` (a resize reaches the pty asynchronously). */
@@ -144,7 +138,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     await first.waitForStdout(/attached-42/);
     first.close();
     await first.closed;
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
 
     // The same shell answers a second client, input still open.
@@ -152,7 +146,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     second.send('echo again-$((5+5))\n');
     await second.waitForStdout(/again-10/);
     second.vanish();
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
     assert.equal((await processesWith('/usr/bin/python3')).filter((p) => p.argv.some((a) => a.endsWith('attach-relay.py')) && p.argv.some((a) => a.includes(id))).length, 0);
   });
@@ -168,7 +162,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     await command.closed;
     assert.match(command.stdout, /^(out-\d+\n)+$/);
     assert.match(command.stderr, /^(err-\d+\n)+$/);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
 
     // Attach asking for stdout only gets no stderr.
@@ -192,7 +186,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
       await command.closed;
     }
     await eventually('stdin_once container sees end of input', async () => (await h.exec(once, ['cat', '/tmp/stdin-closed'])).stdout === 'closed\n');
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     assert.notEqual((await h.exec(kept, ['cat', '/tmp/stdin-closed'])).code, 0, 'stdin stays open without stdin_once');
     // Without stdin_once a later client still writes to the same stdin.
     const again = await openRemoteCommand(await attachUrl(kept, { stdin: true, stdout: true }));

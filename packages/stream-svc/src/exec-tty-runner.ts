@@ -73,7 +73,6 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
   let conmon: ExecConmon | undefined;
   let execPid: number | undefined;
   let runtimeErrors = '';
-  const pendingStdin: (Buffer | null)[] = [];
 
   session.onResize((next) => {
     size = next;
@@ -81,15 +80,6 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
     // Before the start the size goes into the process spec; afterwards through conmon.
     if (!started) return;
     resizes = resizes.then(() => sendResize(ctlFile, next)).catch((err: unknown) => log.debug({ err: (err as Error).message }, 'terminal resize not delivered'));
-  });
-  session.onStdin((chunk) => {
-    if (!request.stdin) return;
-    if (!relay) {
-      pendingStdin.push(chunk);
-      return;
-    }
-    if (chunk === null) relay.endStdin();
-    else relay.writeStdin(chunk);
   });
   session.onClientGone(() => {
     clientGone = true;
@@ -123,10 +113,13 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
       },
     });
     await withTimeout(relay.connected, SETUP_TIMEOUT_MS, 'connecting to the attach socket');
-    for (const chunk of pendingStdin.splice(0)) {
-      if (chunk === null) relay.endStdin();
-      else relay.writeStdin(chunk);
-    }
+    // The session has held the client's input until now.
+    const attached = relay;
+    session.onStdin((chunk) => {
+      if (!request.stdin) return;
+      if (chunk === null) attached.endStdin();
+      else attached.writeStdin(chunk);
+    });
     if (!size) await Promise.race([firstSize, sleep(INITIAL_SIZE_WAIT_MS)]);
     if (clientGone) return;
 
@@ -160,7 +153,6 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
     if (!clientGone) session.finish({ error: `exec in container ${request.containerId} failed: ${(err as Error).message}` });
   } finally {
     relay?.close();
-    if (execPid !== undefined && clientGone) await killExecProcess(execPid);
     if (conmon) {
       // Normally gone by now; one stuck before running the command holds nothing worth keeping.
       const stuck = setTimeout(() => conmon?.child.kill('SIGKILL'), DRAIN_MS);

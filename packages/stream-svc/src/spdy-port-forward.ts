@@ -6,7 +6,6 @@ import type { SpdyConnectionEvents, SpdyStream } from './spdy/connection.js';
 import { STREAM_CREATION_TIMEOUT_MS } from './spdy-session.js';
 
 interface StreamPair {
-  id: string;
   data?: SpdyStream;
   error?: SpdyStream;
   timer: NodeJS.Timeout;
@@ -88,7 +87,6 @@ export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, 
       let pair = pairs.get(id);
       if (!pair) {
         const created: StreamPair = {
-          id,
           timer: setTimeout(() => {
             pairs.delete(id);
             fail(created, `timed out waiting for the other stream of port-forward request ${id}`);

@@ -30,7 +30,6 @@ export class SpdyStream {
   private resetHandler: (status: number) => void = () => undefined;
   private drainHandler: () => void = () => undefined;
   private early: Buffer[] = [];
-  private earlyEnd = false;
   /** Bytes we may still send before the peer opens the window again. */
   sendWindow: number;
   queue: Buffer[] = [];
@@ -63,7 +62,7 @@ export class SpdyStream {
   /** The peer half-closed the stream (FIN). */
   onEnd(handler: () => void): void {
     this.endHandler = handler;
-    if (this.earlyEnd) handler();
+    if (this.remoteClosed) handler();
   }
   onReset(handler: (status: number) => void): void {
     this.resetHandler = handler;
@@ -109,7 +108,6 @@ export class SpdyStream {
   deliverEnd(): void {
     if (this.remoteClosed) return;
     this.remoteClosed = true;
-    this.earlyEnd = true;
     this.endHandler();
   }
   /** @internal */
@@ -182,10 +180,6 @@ export class SpdyConnection {
     this.send({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: fin ? FLAG_FIN : 0, headers });
     if (fin) stream.localClosed = true;
     return stream;
-  }
-
-  get openStreams(): number {
-    return this.streams.size;
   }
 
   /** Bytes from the transport. */

@@ -50,14 +50,7 @@ export type Frame =
   /** A control frame type we do not know; SPDY says to ignore it. */
   | { type: 'unknown'; controlType: number };
 
-export class FrameError extends Error {
-  constructor(
-    message: string,
-    readonly streamId = 0,
-  ) {
-    super(message);
-  }
-}
+export class FrameError extends Error {}
 
 const STREAM_ID_MASK = 0x7fffffff;
 
@@ -135,10 +128,7 @@ export class FrameReader {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
 
-  constructor(
-    private readonly decompressor: HeaderDecompressor,
-    private readonly maxFrameBytes = MAX_FRAME_PAYLOAD,
-  ) {}
+  constructor(private readonly decompressor: HeaderDecompressor) {}
 
   push(chunk: Buffer): Frame[] {
     if (chunk.length > 0) {
@@ -150,7 +140,7 @@ export class FrameReader {
       if (this.bufferedBytes < FRAME_HEADER_BYTES) break;
       const head = this.peek(FRAME_HEADER_BYTES);
       const length = head.readUInt32BE(4) & 0xffffff;
-      if (length > this.maxFrameBytes) throw new FrameError(`frame of ${length} bytes is larger than ${this.maxFrameBytes}`);
+      if (length > MAX_FRAME_PAYLOAD) throw new FrameError(`frame of ${length} bytes is larger than ${MAX_FRAME_PAYLOAD}`);
       if (this.bufferedBytes < FRAME_HEADER_BYTES + length) break;
       const bytes = this.take(FRAME_HEADER_BYTES + length);
       frames.push(this.decode(bytes));
