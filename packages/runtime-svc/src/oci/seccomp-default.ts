@@ -33,7 +33,7 @@ const ALWAYS_ALLOWED: readonly string[] = [
   'mlockall', 'mmap', 'mmap2', 'mprotect', 'mq_getsetattr', 'mq_notify', 'mq_open', 'mq_timedreceive',
   'mq_timedreceive_time64', 'mq_timedsend', 'mq_timedsend_time64', 'mq_unlink', 'mremap', 'msgctl', 'msgget',
   'msgrcv', 'msgsnd', 'msync', 'munlock', 'munlockall', 'munmap', 'name_to_handle_at', 'nanosleep', 'newfstatat',
-  'open', 'openat', 'openat2', 'pause', 'pidfd_getfd', 'pidfd_open', 'pidfd_send_signal', 'pipe', 'pipe2', 'pkey_alloc',
+  'open', 'openat', 'openat2', 'pause', 'pidfd_open', 'pidfd_send_signal', 'pipe', 'pipe2', 'pkey_alloc',
   'pkey_free', 'pkey_mprotect', 'poll', 'ppoll', 'ppoll_time64', 'prctl', 'pread64', 'preadv', 'preadv2', 'prlimit64',
   'process_mrelease', 'pselect6', 'pselect6_time64', 'pwrite64', 'pwritev', 'pwritev2', 'read', 'readahead',
   'readlink', 'readlinkat', 'readv', 'recv', 'recvfrom', 'recvmmsg', 'recvmmsg_time64', 'recvmsg', 'remap_file_pages',
