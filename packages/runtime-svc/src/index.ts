@@ -19,7 +19,7 @@ export { CAPABILITY_BITS, DEFAULT_CAPABILITIES, CapabilityError, normalizeCapabi
 export { runtimeDefaultSeccompProfile } from './oci/seccomp-default.js';
 export { loadSeccompProfile, SeccompProfileError } from './oci/seccomp-localhost.js';
 export { resolveHostDevice, listHostDevices, DeviceError, type ResolvedDevice } from './oci/devices.js';
-export { Runc, RuncError, DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT, type RuncOptions, type RuncState, type RuncStatus, type RuncStats } from './oci/runc.js';
+export { Runc, RuncError, DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT, type RuncOptions, type RuncState, type RuncStatus } from './oci/runc.js';
 export { stopContainer, StopTimeoutError, type StopOptions } from './oci/stop-container.js';
 
 export {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand, type CommandResult } from '../process/run-command.js';
-import type { LinuxResources, Process } from './runtime-spec.js';
+import type { LinuxResources } from './runtime-spec.js';
 
 export const DEFAULT_RUNC_PATH = '/usr/sbin/runc';
 export const DEFAULT_RUNC_ROOT = '/run/skiff/runc';
@@ -31,19 +31,6 @@ export interface RuncState {
   created: string;
   owner?: string;
   annotations?: Record<string, string>;
-}
-
-/** The figures Skiff reports from `runc events --stats` (cgroup v1 and v2 alike). */
-export interface RuncStats {
-  cpuUsageNanos: number;
-  memoryUsageBytes: number;
-  /** Usage minus inactive file cache: what the kubelet calls the working set. */
-  memoryWorkingSetBytes: number;
-  /** 0 when unlimited. */
-  memoryLimitBytes: number;
-  pidsCurrent: number;
-  /** The stats object exactly as runc printed it. */
-  raw: Record<string, unknown>;
 }
 
 export class RuncError extends Error {
@@ -140,14 +127,6 @@ export class Runc {
   }
 
   /**
-   * `runc create` run directly (conmon normally does this): the container is left "created".
-   * Its stdio is /dev/null; runc's errors are read from its JSON log.
-   */
-  async create(id: string, bundle: string, options: DetachedOptions): Promise<void> {
-    await this.runDetachedCommand(['create'], id, bundle, options);
-  }
-
-  /**
    * `runc run --detach`: created and started in one call, with no monitor. The container's init
    * is reparented to the host's init (or nearest subreaper) when runc exits; for a process whose
    * exit code nobody needs, such as a pod's pause process.
@@ -220,92 +199,8 @@ export class Runc {
     }
   }
 
-  async pause(id: string): Promise<void> {
-    await this.run(['pause', id]);
-  }
-
-  async resume(id: string): Promise<void> {
-    await this.run(['resume', id]);
-  }
-
-  /** Pids (host view) of every process in the container. */
-  async ps(id: string): Promise<number[]> {
-    const { stdout } = await this.run(['ps', '--format', 'json', id], { timeoutMs: 10_000 });
-    return (JSON.parse(stdout || 'null') as number[] | null) ?? [];
-  }
-
-  /**
-   * Runs a process in the container and waits for it, returning its output. runc copies the
-   * process's output through pipes until EOF, so this returns only once every process holding
-   * stdout/stderr (including ones it left running in the background) has closed them: fine for
-   * our own short commands, not for arbitrary user commands (ExecSync goes through conmon).
-   */
-  async exec(id: string, process: Process, options: { timeoutMs?: number } = {}): Promise<CommandResult> {
-    return withTempDir(async (dir) => {
-      const processFile = join(dir, 'process.json');
-      await fs.writeFile(processFile, JSON.stringify({ ...process, terminal: false }), { mode: 0o600 });
-      // A non-zero exit is the process's own; runc's failures show up as its stderr output.
-      return runCommand(this.binary, [...this.globalArgs, 'exec', '--process', processFile, id], {
-        timeoutMs: options.timeoutMs ?? this.timeoutMs,
-      });
-    });
-  }
-
-  /** Starts a process in the container and returns its host pid without waiting for it. */
-  async execDetached(id: string, process: Process, options: { timeoutMs?: number } = {}): Promise<number> {
-    return withTempDir(async (dir) => {
-      const processFile = join(dir, 'process.json');
-      const pidFile = join(dir, 'pid');
-      await fs.writeFile(processFile, JSON.stringify({ ...process, terminal: false }), { mode: 0o600 });
-      const args = ['exec', '--detach', '--pid-file', pidFile, '--process', processFile, id];
-      // The process inherits runc's stdio: /dev/null, so nothing of ours is held open.
-      const result = await runCommand(this.binary, [...this.globalArgs, ...args], {
-        timeoutMs: options.timeoutMs ?? this.timeoutMs,
-        drainAfterExitMs: 0,
-      });
-      if (result.code !== 0) throw new RuncError(args, result.code, result.stderr);
-      const pid = Number.parseInt((await fs.readFile(pidFile, 'utf8')).trim(), 10);
-      if (!Number.isInteger(pid) || pid <= 0) throw new RuncError(args, result.code, `runc wrote no pid to ${pidFile}`);
-      return pid;
-    });
-  }
-
   /** Changes a running container's cgroup limits (`runc update --resources -`). */
   async update(id: string, resources: LinuxResources): Promise<void> {
     await this.run(['update', '--resources', '-', id], { input: JSON.stringify(resources) });
   }
-
-  async stats(id: string): Promise<RuncStats> {
-    const { stdout } = await this.run(['events', '--stats', id], { timeoutMs: 10_000 });
-    const event = JSON.parse(stdout) as { data?: Record<string, unknown> };
-    return parseRuncStats(event.data ?? {});
-  }
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-}
-
-function obj(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
-}
-
-/** Reads the fields Skiff needs from runc's stats object (the `data` of a stats event). */
-export function parseRuncStats(data: Record<string, unknown>): RuncStats {
-  const cpu = obj(obj(data['cpu'])['usage']);
-  const memory = obj(data['memory']);
-  const usage = obj(memory['usage']);
-  const raw = obj(memory['raw']);
-  const usageBytes = num(usage['usage']);
-  // cgroup v1 names it total_inactive_file, v2 inactive_file.
-  const inactive = num(raw['total_inactive_file'] ?? raw['inactive_file']);
-  return {
-    cpuUsageNanos: num(cpu['total']),
-    memoryUsageBytes: usageBytes,
-    memoryWorkingSetBytes: Math.max(0, usageBytes - inactive),
-    // "No limit" is a near-2^63 value that JSON numbers cannot hold exactly; report it as 0.
-    memoryLimitBytes: num(usage['limit']) > Number.MAX_SAFE_INTEGER ? 0 : num(usage['limit']),
-    pidsCurrent: num(obj(data['pids'])['current']),
-    raw: data,
-  };
 }
