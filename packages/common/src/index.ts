@@ -8,5 +8,5 @@ export { SingleFlight } from './single-flight.js';
 export { Semaphore } from './semaphore.js';
 export { Mutex } from './mutex.js';
 export { pollUntil } from './poll.js';
-export { unaryHandler, batchedStreamHandler, type ErrorMapper } from './grpc-handlers.js';
+export { unaryCall, batchedStreamCall, type ErrorMapper } from './grpc-calls.js';
 export { stopOnSignals } from './daemon-shutdown.js';

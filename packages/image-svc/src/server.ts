@@ -1,4 +1,4 @@
-import { batchedStreamHandler, unaryHandler, type Logger } from '@skiff/common';
+import { batchedStreamCall, unaryCall, type Logger } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { ImageStore } from '@skiff/image-store';
 import type { Puller } from './puller.js';
@@ -11,14 +11,14 @@ import { imageFsInfo } from './handlers/image-fs-info.js';
 
 export function imageServiceHandlers(store: ImageStore, puller: Puller, log: Logger): cri.ImageServiceHandlers {
   const unary = <Req, Res>(method: string, handler: (request: Req, signal: AbortSignal) => Promise<Res>) =>
-    unaryHandler(log, method, toStatusError, handler);
+    unaryCall(log, method, toStatusError, handler);
   return {
     PullImage: unary('PullImage', (req: cri.PullImageRequest__Output, signal) => pullImage(puller, req, signal)),
     ImageStatus: unary('ImageStatus', (req: cri.ImageStatusRequest__Output) => imageStatus(store, req)),
     ListImages: unary('ListImages', (req: cri.ListImagesRequest__Output) => listImages(store, req)),
     RemoveImage: unary('RemoveImage', (req: cri.RemoveImageRequest__Output) => removeImage(store, log, req)),
     ImageFsInfo: unary('ImageFsInfo', () => imageFsInfo(store)),
-    StreamImages: batchedStreamHandler(
+    StreamImages: batchedStreamCall(
       log,
       'StreamImages',
       toStatusError,

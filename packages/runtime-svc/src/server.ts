@@ -1,5 +1,5 @@
 import { status, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
-import { batchedStreamHandler, unaryHandler, type Logger } from '@skiff/common';
+import { batchedStreamCall, unaryCall, type Logger } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from './daemon/context.js';
 import { toStatusError } from './errors.js';
@@ -15,11 +15,11 @@ import { containerStatsCall, listContainerStats, listPodSandboxStats, podSandbox
 import { StatsCollector } from './stats/stats-collector.js';
 
 function unary<Req, Res>(log: Logger, method: string, handler: (request: Req, signal: AbortSignal) => Promise<Res> | Res) {
-  return unaryHandler(log, method, toStatusError, handler);
+  return unaryCall(log, method, toStatusError, handler);
 }
 
 function batched<Req, Res, Item>(log: Logger, method: string, list: (request: Req) => Promise<Item[]>, wrap: (items: Item[]) => Res) {
-  return batchedStreamHandler(log, method, toStatusError, list, wrap);
+  return batchedStreamCall(log, method, toStatusError, list, wrap);
 }
 
 function unimplemented(what: string) {

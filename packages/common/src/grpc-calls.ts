@@ -2,24 +2,24 @@ import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc
 import type { Logger } from './logger.js';
 import type { StatusError } from './grpc-status.js';
 
-/** Turns whatever a handler threw into the status the client gets; `signal` tells a cancelled call. */
+/** Turns whatever a call threw into the status the client gets; `signal` tells a cancelled call. */
 export type ErrorMapper = (err: unknown, signal?: AbortSignal) => StatusError;
 
 const STREAM_BATCH = 100;
 
-/** Wraps a promise-returning handler: a cancelled call aborts its signal, every error gets its gRPC status. */
-export function unaryHandler<Req, Res>(
+/** Wraps a promise-returning call implementation: a cancelled call aborts its signal, every error gets its gRPC status. */
+export function unaryCall<Req, Res>(
   log: Logger,
   method: string,
   toStatus: ErrorMapper,
-  handler: (request: Req, signal: AbortSignal) => Promise<Res> | Res,
+  implementation: (request: Req, signal: AbortSignal) => Promise<Res> | Res,
 ) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const abort = new AbortController();
     call.once('cancelled', () => abort.abort());
     const started = process.hrtime.bigint();
     Promise.resolve()
-      .then(() => handler(call.request, abort.signal))
+      .then(() => implementation(call.request, abort.signal))
       .then(
         (response) => {
           log.debug({ method, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'call done');
@@ -35,7 +35,7 @@ export function unaryHandler<Req, Res>(
 }
 
 /** A server-streaming List variant: the same items as the List call, sent in batches. */
-export function batchedStreamHandler<Req, Res, Item>(
+export function batchedStreamCall<Req, Res, Item>(
   log: Logger,
   method: string,
   toStatus: ErrorMapper,
