@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from '../process/run-command.js';
-import { mountPoints, mountTable } from '../util/mountinfo.js';
+import { mountPoints, mountTable } from '../mounts/mountinfo.js';
 
 /**
  * Named network namespaces that outlive every process in them: each is an nsfs bind mount on

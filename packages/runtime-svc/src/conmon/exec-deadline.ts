@@ -1,6 +1,6 @@
 import { readPidFile } from '@skiff/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readProcStat } from '../util/processes.js';
+import { readProcStat } from '../process/processes.js';
 
 /** How often the deadline looks again for a command that runc has not started yet. */
 const PID_POLL_MS = 20;

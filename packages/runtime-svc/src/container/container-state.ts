@@ -4,7 +4,7 @@ import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { flushContainerLog } from '../logs/logs-client.js';
-import { isRunningState, readProcess } from '../util/processes.js';
+import { isRunningState, readProcess } from '../process/processes.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
 
 /** Longest time an exit stays unreported while logs-svc catches up with the container's output. */

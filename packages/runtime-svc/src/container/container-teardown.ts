@@ -3,9 +3,9 @@ import { isProcessAlive, readPidFile } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
-import { removeCgroup } from '../util/cgroups.js';
-import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
-import { awaitProcessesExit, findProcesses } from '../util/processes.js';
+import { removeCgroup } from '../cgroups/cgroups.js';
+import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { awaitProcessesExit, findProcesses } from '../process/processes.js';
 
 /** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;

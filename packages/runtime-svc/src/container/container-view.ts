@@ -1,6 +1,6 @@
 import type { cri } from '@skiff/proto';
 import type { ContainerRecord } from '../state/records.js';
-import { appendMap, type EntryContent } from '../util/list-entry-cache.js';
+import { appendMap, type EntryContent } from '../listing/list-entry-cache.js';
 
 export function containerState(rec: ContainerRecord): cri.ContainerState__Output {
   switch (rec.phase) {

@@ -6,7 +6,7 @@ import type { HostFacts } from '../oci/host-facts.js';
 import type { KeyedMutex } from '../state/keyed-mutex.js';
 import type { RecordStore } from '../state/record-store.js';
 import type { StateIndex } from '../state/state-index.js';
-import type { CgroupDriver } from '../util/cgroups.js';
+import type { CgroupDriver } from '../cgroups/cgroups.js';
 import type { NetworkSettings } from './network-settings.js';
 import type { RuntimePaths } from './paths.js';
 import type { RuntimeHandlers } from './runtime-handlers.js';

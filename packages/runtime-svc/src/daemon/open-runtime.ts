@@ -9,7 +9,7 @@ import { recoverState, type RecoveryReport } from '../recovery/recover.js';
 import { KeyedMutex } from '../state/keyed-mutex.js';
 import { RecordStore } from '../state/record-store.js';
 import { StateIndex } from '../state/state-index.js';
-import { detectCgroupDriver } from '../util/cgroups.js';
+import { detectCgroupDriver } from '../cgroups/cgroups.js';
 import { errorMessage } from '../util/errno.js';
 import type { ImageReader, RuntimeContext } from './context.js';
 import { NetworkSettings } from './network-settings.js';

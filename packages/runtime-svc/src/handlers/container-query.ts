@@ -7,9 +7,9 @@ import { containerState, criContainerContent, toCriContainer, toCriContainerStat
 import { requireContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
-import { compareCreationTimes } from '../util/creation-order.js';
-import { matchesLabels } from '../util/label-selector.js';
-import { ListEntryCache } from '../util/list-entry-cache.js';
+import { compareCreationTimes } from '../listing/creation-order.js';
+import { matchesLabels } from '../listing/label-selector.js';
+import { ListEntryCache } from '../listing/list-entry-cache.js';
 
 async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<Record<string, string>> {
   const paths = ctx.paths.container(rec.id);

@@ -11,7 +11,7 @@ import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { criSandboxContent, toCriSandbox } from '../sandbox/sandbox-view.js';
 import type { ContainerPhase, ContainerRecord, SandboxRecord } from '../state/records.js';
 import { StateIndex } from '../state/state-index.js';
-import { sameContent, type EntryContent } from '../util/list-entry-cache.js';
+import { sameContent, type EntryContent } from '../listing/list-entry-cache.js';
 import { listContainers } from './container-query.js';
 import { listPodSandbox } from './pod-sandbox-query.js';
 

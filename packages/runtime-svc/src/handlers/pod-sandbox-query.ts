@@ -5,9 +5,9 @@ import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { criSandboxContent, sandboxState, sandboxVerboseInfo, toCriSandbox, toCriSandboxStatus } from '../sandbox/sandbox-view.js';
 import type { SandboxRecord } from '../state/records.js';
-import { compareCreationTimes } from '../util/creation-order.js';
-import { matchesLabels } from '../util/label-selector.js';
-import { ListEntryCache } from '../util/list-entry-cache.js';
+import { compareCreationTimes } from '../listing/creation-order.js';
+import { matchesLabels } from '../listing/label-selector.js';
+import { ListEntryCache } from '../listing/list-entry-cache.js';
 import { nowNanos } from '../util/time.js';
 
 export async function podSandboxStatus(ctx: RuntimeContext, request: cri.PodSandboxStatusRequest__Output): Promise<cri.PodSandboxStatusResponse> {

@@ -11,7 +11,7 @@ import { containerConfig, env, exists, podConfig, rejectsWith } from '../testing
 import { TestDaemon } from '../testing/test-daemon.js';
 import { addBusyboxImage } from '../testing/test-image.js';
 import { isRoot } from '../testing/test-env.js';
-import { mountPoints } from '../util/mountinfo.js';
+import { mountPoints } from '../mounts/mountinfo.js';
 
 describe('containers', { skip: !isRoot && 'needs root' }, () => {
   let d: TestDaemon;

@@ -14,7 +14,7 @@ import { allocatedIps, containerConfig, exists, podConfig } from '../testing/cri
 import { TestDaemon } from '../testing/test-daemon.js';
 import { addBusyboxImage } from '../testing/test-image.js';
 import { isRoot } from '../testing/test-env.js';
-import { mountPoints } from '../util/mountinfo.js';
+import { mountPoints } from '../mounts/mountinfo.js';
 
 async function setPhase(file: string, phase: string): Promise<void> {
   const record = JSON.parse(await fs.readFile(file, 'utf8')) as { phase: string };

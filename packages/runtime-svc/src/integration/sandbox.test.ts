@@ -8,7 +8,7 @@ import { runCommand } from '../process/run-command.js';
 import { allocatedIps, exists, podConfig, rejectsWith } from '../testing/cri-fixtures.js';
 import { TestDaemon } from '../testing/test-daemon.js';
 import { cgroupExistsAnywhere, isRoot } from '../testing/test-env.js';
-import { mountPoints } from '../util/mountinfo.js';
+import { mountPoints } from '../mounts/mountinfo.js';
 
 async function inPod(pid: number, ns: string[], args: string[]): Promise<string> {
   const r = await runCommand('nsenter', ['-t', String(pid), ...ns, ...args], { timeoutMs: 10_000 });

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { atomicWriteJson, type Logger } from '@skiff/common';
-import { awaitProcessesExit, findProcesses, readProcStat } from '../util/processes.js';
+import { awaitProcessesExit, findProcesses, readProcStat } from '../process/processes.js';
 
 /** How long children of a killed runtime service get to finish what they were doing. */
 const CHILD_GRACE_MS = 15_000;

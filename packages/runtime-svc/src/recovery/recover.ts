@@ -9,9 +9,9 @@ import { teardownSandbox } from '../sandbox/sandbox-lifecycle.js';
 import { FULL_ID } from '../state/ids.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
-import { CGROUP_ROOT, removeCgroup } from '../util/cgroups.js';
+import { CGROUP_ROOT, removeCgroup } from '../cgroups/cgroups.js';
 import { errorMessage } from '../util/errno.js';
-import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
+import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { nowNanos } from '../util/time.js';
 
 export interface RecoveryReport {

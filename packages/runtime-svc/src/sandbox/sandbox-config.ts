@@ -3,7 +3,7 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { PortMapping } from '../cni/cni.js';
 import type { NamespaceModeName, SandboxRecord } from '../state/records.js';
-import { cgroupsPathFor, type CgroupDriver } from '../util/cgroups.js';
+import { cgroupsPathFor, type CgroupDriver } from '../cgroups/cgroups.js';
 
 const PROTOCOLS: Record<string, PortMapping['protocol']> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 

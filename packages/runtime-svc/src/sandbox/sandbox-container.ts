@@ -8,7 +8,7 @@ import { buildSpec, type ContainerSpecInput, type NamespaceMode, type SeccompInp
 import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
 import type { SandboxRecord } from '../state/records.js';
-import { isRunningState, readProcStat } from '../util/processes.js';
+import { isRunningState, readProcStat } from '../process/processes.js';
 import { pauseProcessRunning } from './sandbox-state.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */

@@ -2,7 +2,7 @@ import { isProcessAlive } from '@skiff/common';
 import { readExitCode } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
-import { isRunningState, readProcStat } from '../util/processes.js';
+import { isRunningState, readProcStat } from '../process/processes.js';
 
 /**
  * Whether the sandbox's pause process is alive: the same process that was started (not a zombie,

@@ -1,6 +1,6 @@
 import type { cri } from '@skiff/proto';
 import type { SandboxRecord } from '../state/records.js';
-import { appendMap, type EntryContent } from '../util/list-entry-cache.js';
+import { appendMap, type EntryContent } from '../listing/list-entry-cache.js';
 
 export function sandboxState(ready: boolean): cri.PodSandboxState__Output {
   return ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';

@@ -8,7 +8,7 @@ import { bridgeNetworkConfig, chooseSubnet, hostRoutes } from '../cni/default-ne
 import { NetnsManager } from '../cni/netns.js';
 import { Runc } from '../oci/runc.js';
 import { runCommand } from '../process/run-command.js';
-import { mountsUnder, unmountIfMounted } from '../util/mounts.js';
+import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { removeCgroupEverywhere, uniqueName } from './test-env.js';
 
 const MAIN = new URL('../main.js', import.meta.url).pathname;

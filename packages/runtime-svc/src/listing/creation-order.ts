@@ -1,4 +1,4 @@
-import { compareNanos } from './time.js';
+import { compareNanos } from '../util/time.js';
 
 function startsWithNonZeroDigit(s: string): boolean {
   const c = s.charCodeAt(0);
