@@ -33,7 +33,7 @@ export {
   type LogDriver,
   type RuntimeBinary,
 } from './conmon/conmon.js';
-export { execSync, EXEC_TIMED_OUT_MESSAGE, type ExecSyncOptions, type ExecSyncResult } from './conmon/exec-sync.js';
+export { execSync, EXEC_TIMED_OUT_MESSAGE, type ExecSyncOptions, type ExecSyncResult } from './conmon/conmon-exec-sync.js';
 export { exitFilePath, readExitCode, waitForExitCode, removeExitFile, wasOomKilled } from './conmon/exit-file.js';
 export { parseCriLog, splitCriLogStreams, type CriLogRecord } from './conmon/cri-log.js';
 
@@ -61,5 +61,5 @@ export { runCommand, CommandTimeoutError, type CommandResult, type RunCommandOpt
 export { openRuntime, packageVersion, type OpenRuntimeOptions } from './daemon/open-runtime.js';
 export type { RuntimeContext, ImageReader } from './daemon/context.js';
 export { RuntimePaths } from './daemon/paths.js';
-export { runtimeServiceHandlers } from './server.js';
+export { runtimeService } from './server.js';
 export { recoverState, type RecoveryReport } from './recovery/recover.js';

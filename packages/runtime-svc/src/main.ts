@@ -5,7 +5,7 @@ import { createLogger, listenOnUnixSocket, loadConfig, stopOnSignals } from '@sk
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { openRuntime } from './daemon/open-runtime.js';
-import { runtimeServiceHandlers } from './server.js';
+import { runtimeService } from './server.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   log.info(recovery, 'runtime state recovered');
 
   const server = new Server(CHANNEL_OPTIONS);
-  server.addService(runtimeServiceDefinition, runtimeServiceHandlers(ctx));
+  server.addService(runtimeServiceDefinition, runtimeService(ctx));
   const listening = await listenOnUnixSocket(server, config.runtime.socket);
   log.info({ socket: config.runtime.socket, root: config.root, cgroupDriver: ctx.cgroupDriver, journald: ctx.journald }, 'runtime service ready');
 

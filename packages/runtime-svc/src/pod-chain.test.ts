@@ -17,7 +17,7 @@ import { bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from 
 import { NetnsManager } from './cni/netns.js';
 import { podIpsFromResult } from './cni/result.js';
 import type { ContainerMonitorOptions, MonitoredContainer } from './conmon/conmon.js';
-import { execSync } from './conmon/exec-sync.js';
+import { execSync } from './conmon/conmon-exec-sync.js';
 import { readExitCode } from './conmon/exit-file.js';
 import { ensureJournald, journalMessage, readJournal } from './journal/journald.js';
 import { readHostFacts, type HostFacts } from './oci/host-facts.js';

@@ -14,7 +14,7 @@ import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer } from '../oci/stop-container.js';
 import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
 import { parseCriLog, splitCriLogStreamBytes, splitCriLogStreams } from './cri-log.js';
-import { execSync } from './exec-sync.js';
+import { execSync } from './conmon-exec-sync.js';
 import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
 import { parseSyncMessage } from './sync-pipe.js';
 

@@ -5,7 +5,7 @@ import { removeMonitorFiles } from '../conmon/conmon.js';
 import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
 import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { teardownSandbox } from '../sandbox/sandbox-lifecycle.js';
+import { teardownSandbox } from '../sandbox/sandbox-teardown.js';
 import { FULL_ID } from '../state/ids.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';

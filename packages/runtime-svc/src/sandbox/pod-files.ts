@@ -1,4 +1,7 @@
+import { promises as fs } from 'node:fs';
 import type { PodIp } from '../cni/result.js';
+import type { SandboxPaths } from '../daemon/paths.js';
+import type { SandboxRecord } from '../state/records.js';
 
 export interface DnsSettings {
   servers: readonly string[];
@@ -31,4 +34,16 @@ export function renderHosts(hostname: string, ips: readonly PodIp[]): string {
   ];
   if (hostname) for (const ip of ips) lines.push(`${ip.ip}\t${hostname}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** hostname, hosts and resolv.conf of a pod, from its record (a pod on the host network gets the host's /etc/hosts). */
+export async function writePodFiles(rec: SandboxRecord, paths: SandboxPaths): Promise<void> {
+  const hostNetwork = rec.namespaces.network === 'NODE';
+  await fs.writeFile(paths.hostname, `${rec.hostname}\n`, { mode: 0o644 });
+  if (hostNetwork) await fs.copyFile('/etc/hosts', paths.hosts).catch(() => fs.writeFile(paths.hosts, renderHosts(rec.hostname, [])));
+  else await fs.writeFile(paths.hosts, renderHosts(rec.hostname, rec.ips), { mode: 0o644 });
+  if (hasDnsSettings(rec.dnsConfig)) await fs.writeFile(paths.resolvConf, renderResolvConf(rec.dnsConfig), { mode: 0o644 });
+  else await fs.copyFile('/etc/resolv.conf', paths.resolvConf).catch(() => fs.writeFile(paths.resolvConf, ''));
+  await fs.chmod(paths.hosts, 0o644);
+  await fs.chmod(paths.resolvConf, 0o644);
 }

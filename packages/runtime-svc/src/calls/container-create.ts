@@ -1,3 +1,4 @@
+// CRI RuntimeService.CreateContainer
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -9,7 +10,7 @@ import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec } from '../oci/spec-builder.js';
-import { requireSandbox } from '../sandbox/sandbox-lifecycle.js';
+import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
@@ -17,16 +18,16 @@ import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { errorMessage } from '../util/errno.js';
 import { mountOverlay } from '../mounts/mounts.js';
-import { readFileInRoot } from './secure-path.js';
+import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { nowNanos } from '../util/time.js';
-import { bindMountsOf, ensureHostPaths } from './container-mounts.js';
-import { containerSpecInput } from './container-spec.js';
-import { teardownContainer } from './container-teardown.js';
-import { resolveLogPath } from './log-path.js';
-import { seccompFor } from './security-profiles.js';
-import { criSignalNumber, parseSignal } from './signals.js';
-import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from './user.js';
+import { bindMountsOf, ensureHostPaths } from '../container/container-mounts.js';
+import { containerSpecInput } from '../container/container-spec.js';
+import { teardownContainer } from '../container/container-teardown.js';
+import { resolveLogPath } from '../container/log-path.js';
+import { seccompFor } from '../container/security-profiles.js';
+import { criSignalNumber, parseSignal } from '../container/signals.js';
+import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
 
 const SIGTERM = 15;
 
@@ -98,7 +99,7 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
  * the container config, and `runc create` under conmon, whose output goes to the journal tagged
  * with the container id, from where logs-svc writes the CRI log file. A failure removes whatever had been made.
  */
-export async function createContainer(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<string> {
+export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {
   const { config, name, image: imageRef } = validateRequest(request);
   const sandbox = requireSandbox(ctx, request.pod_sandbox_id);
   const startedAt = performance.now();
@@ -218,7 +219,7 @@ export async function createContainer(ctx: RuntimeContext, request: cri.CreateCo
       await ctx.records.saveContainer(rec);
       ctx.state.containers.set(id, rec);
       ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
-      return id;
+      return { container_id: id };
     } catch (err) {
       await teardownContainer(ctx, rec).catch((cleanupErr: unknown) =>
         ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),

@@ -12,8 +12,8 @@ import { criSandboxContent, toCriSandbox } from '../sandbox/sandbox-view.js';
 import type { ContainerPhase, ContainerRecord, SandboxRecord } from '../state/records.js';
 import { StateIndex } from '../state/state-index.js';
 import { sameContent, type EntryContent } from '../listing/list-entry-cache.js';
-import { listContainers } from './container-query.js';
-import { listPodSandbox } from './pod-sandbox-query.js';
+import { listContainersCall as listContainers } from './container-list.js';
+import { listPodSandboxCall as listPodSandbox } from './pod-sandbox-list.js';
 
 // The serializers as loaded from api.proto, untouched: what every entry must stay equal to.
 const ordinary = loadCri().runtime.v1.RuntimeService.service;

@@ -2,8 +2,6 @@ import { stopContainer } from '../oci/stop-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { refreshContainer } from './container-state.js';
-import { teardownContainer } from './container-teardown.js';
-import { forgetContainerLog } from '../logs/logs-client.js';
 
 /**
  * Stops a container (the caller holds its lock): the stop signal, SIGKILL once `timeoutSeconds`
@@ -20,18 +18,4 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   const timeoutMs = neverRan ? 0 : Math.max(0, timeoutSeconds) * 1000;
   await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal });
   await refreshContainer(ctx, rec, { neverRan });
-}
-
-/** Removes a container (the caller holds its lock), killing it first if it still runs. */
-export async function removeContainerLocked(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
-  if (rec.phase === 'created' || rec.phase === 'running') await stopContainerLocked(ctx, rec, 0);
-  if (rec.phase !== 'removing') {
-    rec.phase = 'removing';
-    await ctx.records.saveContainer(rec);
-  }
-  await teardownContainer(ctx, rec);
-  if (rec.logPath && ctx.journald) await forgetContainerLog(ctx, rec.id);
-  ctx.state.containers.delete(rec.id);
-  ctx.state.releaseContainerName(rec.nameKey, rec.id);
-  ctx.log.info({ container: rec.id, name: rec.fullName }, 'container removed');
 }

@@ -1,19 +1,8 @@
-import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+// CRI RuntimeService.Status
 import type { cri } from '@skiff/proto';
-import { parsePodCidrs } from '../daemon/network-settings.js';
 import { loadDefaultNetwork } from '../cni/config.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { errorMessage } from '../util/errno.js';
-
-export const RUNTIME_NAME = 'skiff';
-export const RUNTIME_API_VERSION = 'v1';
-/** The CRI version runtime.v1 runtimes report. */
-export const CRI_VERSION = '0.1.0';
-
-export function version(ctx: RuntimeContext): cri.VersionResponse {
-  return { version: CRI_VERSION, runtime_name: RUNTIME_NAME, runtime_version: ctx.runtimeVersion, runtime_api_version: RUNTIME_API_VERSION };
-}
 
 /** NetworkReady follows the CNI configuration directory: ready once it holds a usable network. */
 async function networkCondition(ctx: RuntimeContext): Promise<cri.RuntimeCondition & { file?: string }> {
@@ -32,7 +21,7 @@ async function networkCondition(ctx: RuntimeContext): Promise<cri.RuntimeConditi
   }
 }
 
-export async function runtimeStatus(ctx: RuntimeContext, request: cri.StatusRequest__Output): Promise<cri.StatusResponse> {
+export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.StatusRequest__Output): Promise<cri.StatusResponse> {
   const { file, ...network } = await networkCondition(ctx);
   const response: cri.StatusResponse = {
     status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, network] },
@@ -53,20 +42,4 @@ export async function runtimeStatus(ctx: RuntimeContext, request: cri.StatusRequ
     };
   }
   return response;
-}
-
-export function runtimeConfig(ctx: RuntimeContext): cri.RuntimeConfigResponse {
-  return { linux: { cgroup_driver: ctx.cgroupDriver === 'systemd' ? 'SYSTEMD' : 'CGROUPFS' } };
-}
-
-/** Keeps the pod CIDR; sandboxes created from now on hand it to CNI plugins that take ipRanges. */
-export async function updateRuntimeConfig(ctx: RuntimeContext, request: cri.UpdateRuntimeConfigRequest__Output): Promise<cri.UpdateRuntimeConfigResponse> {
-  const cidr = request.runtime_config?.network_config?.pod_cidr ?? '';
-  try {
-    parsePodCidrs(cidr);
-  } catch (err) {
-    throw new StatusError(status.INVALID_ARGUMENT, `UpdateRuntimeConfig: pod_cidr: ${errorMessage(err)}`);
-  }
-  if (await ctx.network.setPodCidr(cidr)) ctx.log.info({ podCidr: cidr }, 'pod CIDR updated');
-  return {};
 }

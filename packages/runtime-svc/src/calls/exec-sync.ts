@@ -1,9 +1,10 @@
+// CRI RuntimeService.ExecSync
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { ConmonError } from '../conmon/conmon.js';
-import { execSync } from '../conmon/exec-sync.js';
+import { execSync } from '../conmon/conmon-exec-sync.js';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState } from '../container/container-view.js';
 import { requireContainer } from '../container/require-container.js';

@@ -1,19 +1,14 @@
+// CRI RuntimeService.StartContainer
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
-import { removeContainerLocked, stopContainerLocked } from '../container/container-lifecycle.js';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState } from '../container/container-view.js';
-import { createContainer } from '../container/create-container.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { errorMessage } from '../util/errno.js';
 import { nowNanos } from '../util/time.js';
-
-export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {
-  return { container_id: await createContainer(ctx, request) };
-}
 
 /** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */
 export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output): Promise<cri.StartContainerResponse> {
@@ -44,30 +39,6 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     rec.startedAt = nowNanos();
     await ctx.records.saveContainer(rec);
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');
-  });
-  return {};
-}
-
-/** Idempotent: stopping an exited or unknown container succeeds. */
-export async function stopContainerCall(ctx: RuntimeContext, request: cri.StopContainerRequest__Output): Promise<cri.StopContainerResponse> {
-  if (!request.container_id) throw new StatusError(status.INVALID_ARGUMENT, 'StopContainer: container_id is required');
-  const rec = ctx.state.findContainer(request.container_id);
-  if (!rec) return {};
-  await ctx.locks.run(rec.id, async () => {
-    if (ctx.state.containers.get(rec.id) !== rec) return;
-    await stopContainerLocked(ctx, rec, Number(request.timeout));
-  });
-  return {};
-}
-
-/** Idempotent: removing a removed or unknown container succeeds; a running one is killed first. */
-export async function removeContainerCall(ctx: RuntimeContext, request: cri.RemoveContainerRequest__Output): Promise<cri.RemoveContainerResponse> {
-  if (!request.container_id) throw new StatusError(status.INVALID_ARGUMENT, 'RemoveContainer: container_id is required');
-  const rec = ctx.state.findContainer(request.container_id);
-  if (!rec) return {};
-  await ctx.locks.run(rec.id, async () => {
-    if (ctx.state.containers.get(rec.id) !== rec) return;
-    await removeContainerLocked(ctx, rec);
   });
   return {};
 }

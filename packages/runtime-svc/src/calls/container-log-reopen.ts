@@ -1,43 +1,21 @@
+// CRI RuntimeService.ReopenContainerLog
 import { constants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
-import { resourcesOf } from '../container/container-spec.js';
 import { containerState } from '../container/container-view.js';
-import { requireContainer, withContainerLock } from '../container/require-container.js';
+import { requireContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { resourceLimits } from '../oci/spec-builder.js';
 import { reopenContainerLogFile } from '../logs/logs-client.js';
-
-/**
- * Applies new cgroup limits to a created or running container with `runc update` and keeps them
- * as the container's reported resources. An exited container just records them.
- */
-export async function updateContainerResources(ctx: RuntimeContext, request: cri.UpdateContainerResourcesRequest__Output): Promise<cri.UpdateContainerResourcesResponse> {
-  const rec = requireContainer(ctx, 'UpdateContainerResources', request.container_id);
-  await withContainerLock(ctx, rec, async () => {
-    await refreshContainer(ctx, rec);
-    const wanted = request.linux;
-    if (!wanted) return;
-    const limits = resourceLimits(resourcesOf(wanted) ?? {}, ctx.facts);
-    if (rec.phase === 'created' || rec.phase === 'running') {
-      await ctx.handlers.forExisting(rec.runtimeHandler).runc.update(rec.id, limits);
-    }
-    rec.resources = wanted;
-    await ctx.records.saveContainer(rec);
-    ctx.log.info({ container: rec.id, limits }, 'container resources updated');
-  });
-  return {};
-}
 
 /**
  * ReopenContainerLog (the kubelet renamed the log file): logs-svc writes the lines sent before
  * the call to the renamed file and the later ones to a new file at the log path. A container that
  * is not running has nothing to reopen: FailedPrecondition, as containerd answers.
  */
-export async function reopenContainerLog(ctx: RuntimeContext, request: cri.ReopenContainerLogRequest__Output): Promise<cri.ReopenContainerLogResponse> {
+export async function reopenContainerLogCall(ctx: RuntimeContext, request: cri.ReopenContainerLogRequest__Output): Promise<cri.ReopenContainerLogResponse> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, 'ReopenContainerLog', request.container_id));
   if (rec.phase !== 'running') {
     throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: container ${rec.id} is ${containerState(rec)}, not running`);

@@ -1,0 +1,34 @@
+// CRI RuntimeService.ContainerStatus
+import { promises as fs } from 'node:fs';
+import type { cri } from '@skiff/proto';
+import { refreshContainer } from '../container/container-state.js';
+import { toCriContainerStatus } from '../container/container-view.js';
+import { requireContainer } from '../container/require-container.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import type { ContainerRecord } from '../state/records.js';
+
+async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<Record<string, string>> {
+  const paths = ctx.paths.container(rec.id);
+  const spec = await fs.readFile(paths.spec, 'utf8').then((t) => JSON.parse(t) as unknown).catch(() => null);
+  return {
+    info: JSON.stringify({
+      sandboxID: rec.sandboxId,
+      pid: rec.phase === 'running' || rec.phase === 'created' ? (rec.pid ?? 0) : 0,
+      conmonPid: rec.conmonPid ?? 0,
+      name: rec.fullName,
+      runtimeHandler: rec.runtimeHandler,
+      bundle: paths.bundle,
+      rootfs: paths.rootfs,
+      cgroupsPath: rec.cgroupsPath,
+      image: rec.image,
+      runtimeSpec: spec,
+    }),
+  };
+}
+
+export async function containerStatusCall(ctx: RuntimeContext, request: cri.ContainerStatusRequest__Output): Promise<cri.ContainerStatusResponse> {
+  const rec = await refreshContainer(ctx, requireContainer(ctx, 'ContainerStatus', request.container_id));
+  const response: cri.ContainerStatusResponse = { status: toCriContainerStatus(rec) };
+  if (request.verbose) response.info = await verboseInfo(ctx, rec);
+  return response;
+}

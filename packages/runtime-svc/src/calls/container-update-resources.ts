@@ -1,0 +1,28 @@
+// CRI RuntimeService.UpdateContainerResources
+import type { cri } from '@skiff/proto';
+import { resourcesOf } from '../container/container-spec.js';
+import { refreshContainer } from '../container/container-state.js';
+import { requireContainer, withContainerLock } from '../container/require-container.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { resourceLimits } from '../oci/spec-builder.js';
+
+/**
+ * Applies new cgroup limits to a created or running container with `runc update` and keeps them
+ * as the container's reported resources. An exited container just records them.
+ */
+export async function updateContainerResourcesCall(ctx: RuntimeContext, request: cri.UpdateContainerResourcesRequest__Output): Promise<cri.UpdateContainerResourcesResponse> {
+  const rec = requireContainer(ctx, 'UpdateContainerResources', request.container_id);
+  await withContainerLock(ctx, rec, async () => {
+    await refreshContainer(ctx, rec);
+    const wanted = request.linux;
+    if (!wanted) return;
+    const limits = resourceLimits(resourcesOf(wanted) ?? {}, ctx.facts);
+    if (rec.phase === 'created' || rec.phase === 'running') {
+      await ctx.handlers.forExisting(rec.runtimeHandler).runc.update(rec.id, limits);
+    }
+    rec.resources = wanted;
+    await ctx.records.saveContainer(rec);
+    ctx.log.info({ container: rec.id, limits }, 'container resources updated');
+  });
+  return {};
+}

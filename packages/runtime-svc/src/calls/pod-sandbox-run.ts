@@ -1,0 +1,84 @@
+// CRI RuntimeService.RunPodSandbox
+import { promises as fs } from 'node:fs';
+import type { cri } from '@skiff/proto';
+import { removeCgroup } from '../cgroups/cgroups.js';
+import { seccompFor } from '../container/security-profiles.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
+import { writePodFiles } from '../sandbox/pod-files.js';
+import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
+import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
+import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
+import { newId } from '../state/ids.js';
+import { podNameKey } from '../state/state-index.js';
+import { errorMessage } from '../util/errno.js';
+import { allSettledOrThrow } from '../util/settle.js';
+import { nowNanos } from '../util/time.js';
+
+const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
+
+/**
+ * RunPodSandbox: network namespace + CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
+ * The record is written first (phase "creating") and each step registers its undo before it
+ * runs (every undo tolerates its object being absent); a failure runs them in reverse, so nothing
+ * is left behind, and a crash leaves a "creating" record that start-up recovery tears down the
+ * same way.
+ */
+export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output): Promise<cri.RunPodSandboxResponse> {
+  const startedAt = performance.now();
+  const id = newId();
+  const rec = sandboxRecordFromRequest(id, request, { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver }, nowNanos());
+  ctx.handlers.resolve(rec.runtimeHandler);
+  const paths = ctx.paths.sandbox(id);
+  const security = request.config?.linux?.security_context ?? null;
+  const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
+  // Fails fast on what the spec builder rejects (sysctls, say) before anything is made.
+  buildSandboxSpec(ctx, rec, paths, '/proc/self/ns/net', seccomp);
+  const network = rec.namespaces.network === 'NODE' ? undefined : await podNetwork(ctx);
+  if (network) {
+    rec.netnsPath = ctx.netns.pathOf(id);
+    rec.network = network;
+  }
+
+  const nameKey = podNameKey(rec.metadata);
+  ctx.state.reservePodName(nameKey, id);
+  const undo: (() => Promise<void>)[] = [];
+  try {
+    await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
+    undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
+    await ctx.records.saveSandbox(rec);
+
+    if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
+    const podShm = rec.namespaces.ipc !== 'NODE';
+    if (podShm) undo.push(() => unmountIfMounted(paths.shm));
+    await allSettledOrThrow([
+      fs.mkdir(paths.rootfs, { mode: 0o755 }),
+      network ? ctx.netns.create(id) : undefined,
+      podShm ? fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS)) : undefined,
+    ]);
+    rec.shmMounted = podShm;
+
+    const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
+    if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
+    undo.push(() => deleteSandboxContainer(ctx, rec));
+    // The pod network and the pause container only share the namespace, which exists already:
+    // set both up at once (the two slowest steps of a pod start).
+    const [ips, pause] = await allSettledOrThrow([network ? attachSandboxNetwork(ctx, rec) : [], runSandboxContainer(ctx, rec, paths, spec)]);
+    rec.ips = ips;
+    rec.pid = pause.pid;
+    rec.pidStartTime = pause.startTime;
+    await writePodFiles(rec, paths);
+
+    rec.phase = 'ready';
+    await ctx.records.saveSandbox(rec);
+    ctx.state.sandboxes.set(id, rec);
+    ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
+    return { pod_sandbox_id: id };
+  } catch (err) {
+    for (const step of undo.reverse()) {
+      await step().catch((cleanupErr: unknown) => ctx.log.error({ sandbox: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed RunPodSandbox failed'));
+    }
+    ctx.state.releasePodName(nameKey, id);
+    throw err;
+  }
+}

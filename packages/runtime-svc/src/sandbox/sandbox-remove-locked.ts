@@ -1,0 +1,25 @@
+import { removeContainerLocked } from '../container/container-remove-locked.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import type { SandboxRecord } from '../state/records.js';
+import { podNameKey } from '../state/state-index.js';
+import { allSettledOrThrow } from '../util/settle.js';
+import { stopPodSandboxLocked } from './sandbox-stop-locked.js';
+import { teardownSandbox } from './sandbox-teardown.js';
+
+/** RemovePodSandbox with the sandbox's lock held: stop, remove every container, then the sandbox. */
+export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  if (rec.phase !== 'removing') await stopPodSandboxLocked(ctx, rec);
+  await allSettledOrThrow(
+    ctx.state.containersOf(rec.id).map((container) =>
+      ctx.locks.run(container.id, async () => {
+        if (ctx.state.containers.get(container.id) === container) await removeContainerLocked(ctx, container);
+      }),
+    ),
+  );
+  rec.phase = 'removing';
+  await ctx.records.saveSandbox(rec);
+  await teardownSandbox(ctx, rec);
+  ctx.state.sandboxes.delete(rec.id);
+  ctx.state.releasePodName(podNameKey(rec.metadata), rec.id);
+  ctx.log.info({ sandbox: rec.id }, 'pod sandbox removed');
+}

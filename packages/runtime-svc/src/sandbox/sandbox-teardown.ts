@@ -1,0 +1,21 @@
+import { promises as fs } from 'node:fs';
+import { removeCgroup } from '../cgroups/cgroups.js';
+import type { RuntimeContext } from '../daemon/context.js';
+import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import type { SandboxRecord } from '../state/records.js';
+import { deleteSandboxContainer } from './sandbox-container.js';
+import { detachSandboxNetwork } from './sandbox-network.js';
+
+/**
+ * Everything a sandbox may own, undone in dependency order; used for removal and for records a
+ * crash left in "creating" or "removing".
+ */
+export async function teardownSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  const paths = ctx.paths.sandbox(rec.id);
+  await deleteSandboxContainer(ctx, rec);
+  await detachSandboxNetwork(ctx, rec);
+  await ctx.netns.remove(rec.id);
+  for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
+  if (ctx.cgroupDriver === 'cgroupfs') await removeCgroup(rec.cgroupsPath);
+  await fs.rm(paths.dir, { recursive: true, force: true });
+}
