@@ -1,2 +1,2 @@
 export { Puller, parsePinnedImages, type PullRequest } from './puller.js';
-export { imageServiceHandlers } from './server.js';
+export { imageService } from './server.js';

@@ -6,7 +6,7 @@ import { ImageStore } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
 import { join } from 'node:path';
 import { Puller, parsePinnedImages } from './puller.js';
-import { imageServiceHandlers } from './server.js';
+import { imageService } from './server.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));
 
   const server = new Server(CHANNEL_OPTIONS);
-  server.addService(imageServiceDefinition, imageServiceHandlers(store, puller, log));
+  server.addService(imageServiceDefinition, imageService(store, puller, log));
   const listening = await listenOnUnixSocket(server, config.image.socket);
   log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
 

@@ -3,26 +3,27 @@ import type { cri } from '@skiff/proto';
 import type { ImageStore } from '@skiff/image-store';
 import type { Puller } from './puller.js';
 import { toStatusError } from './errors.js';
-import { pullImage } from './handlers/pull-image.js';
-import { imageStatus } from './handlers/image-status.js';
-import { listImages } from './handlers/list-images.js';
-import { removeImage } from './handlers/remove-image.js';
-import { imageFsInfo } from './handlers/image-fs-info.js';
+import { imageFsInfoCall } from './calls/image-fs-info.js';
+import { listImagesCall, streamImagesCall } from './calls/image-list.js';
+import { pullImageCall } from './calls/image-pull.js';
+import { removeImageCall } from './calls/image-remove.js';
+import { imageStatusCall } from './calls/image-status.js';
 
-export function imageServiceHandlers(store: ImageStore, puller: Puller, log: Logger): cri.ImageServiceHandlers {
-  const unary = <Req, Res>(method: string, handler: (request: Req, signal: AbortSignal) => Promise<Res>) =>
-    unaryCall(log, method, toStatusError, handler);
+/** The CRI ImageService: each call wired to its implementation in calls/, one file per call. */
+export function imageService(store: ImageStore, puller: Puller, log: Logger): cri.ImageServiceHandlers {
+  const unary = <Req, Res>(method: string, implementation: (request: Req, signal: AbortSignal) => Promise<Res>) =>
+    unaryCall(log, method, toStatusError, implementation);
   return {
-    PullImage: unary('PullImage', (req: cri.PullImageRequest__Output, signal) => pullImage(puller, req, signal)),
-    ImageStatus: unary('ImageStatus', (req: cri.ImageStatusRequest__Output) => imageStatus(store, req)),
-    ListImages: unary('ListImages', (req: cri.ListImagesRequest__Output) => listImages(store, req)),
-    RemoveImage: unary('RemoveImage', (req: cri.RemoveImageRequest__Output) => removeImage(store, log, req)),
-    ImageFsInfo: unary('ImageFsInfo', () => imageFsInfo(store)),
+    PullImage: unary('PullImage', (req: cri.PullImageRequest__Output, signal) => pullImageCall(puller, req, signal)),
+    ImageStatus: unary('ImageStatus', (req: cri.ImageStatusRequest__Output) => imageStatusCall(store, req)),
+    ListImages: unary('ListImages', (req: cri.ListImagesRequest__Output) => listImagesCall(store, req)),
+    RemoveImage: unary('RemoveImage', (req: cri.RemoveImageRequest__Output) => removeImageCall(store, log, req)),
+    ImageFsInfo: unary('ImageFsInfo', () => imageFsInfoCall(store)),
     StreamImages: batchedStreamCall(
       log,
       'StreamImages',
       toStatusError,
-      async (req: cri.StreamImagesRequest__Output) => (await listImages(store, { filter: req.filter })).images ?? [],
+      (req: cri.StreamImagesRequest__Output) => streamImagesCall(store, req),
       (images): cri.StreamImagesResponse => ({ images }),
     ),
   };

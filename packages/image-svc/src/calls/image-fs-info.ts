@@ -1,3 +1,4 @@
+// CRI ImageService.ImageFsInfo
 import type { cri } from '@skiff/proto';
 import type { ImageStore } from '@skiff/image-store';
 
@@ -5,7 +6,7 @@ function nowNanos(): string {
   return (BigInt(Date.now()) * 1_000_000n).toString();
 }
 
-export async function imageFsInfo(store: ImageStore): Promise<cri.ImageFsInfoResponse> {
+export async function imageFsInfoCall(store: ImageStore): Promise<cri.ImageFsInfoResponse> {
   const info = await store.fsInfo();
   const usage: cri.FilesystemUsage = {
     timestamp: nowNanos(),

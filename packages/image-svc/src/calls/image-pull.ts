@@ -1,3 +1,4 @@
+// CRI ImageService.PullImage
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -15,7 +16,7 @@ function credentialsOf(auth: cri.AuthConfig__Output | null): AuthCredentials | u
   return Object.keys(creds).length === 0 ? undefined : creds;
 }
 
-export async function pullImage(puller: Puller, request: cri.PullImageRequest__Output, signal: AbortSignal): Promise<cri.PullImageResponse> {
+export async function pullImageCall(puller: Puller, request: cri.PullImageRequest__Output, signal: AbortSignal): Promise<cri.PullImageResponse> {
   const reference = request.image?.image ?? '';
   if (reference === '') throw new StatusError(status.INVALID_ARGUMENT, 'PullImage: image.image (the image reference) is required');
   const auth = credentialsOf(request.auth);

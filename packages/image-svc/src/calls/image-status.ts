@@ -1,3 +1,4 @@
+// CRI ImageService.ImageStatus
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -5,7 +6,7 @@ import type { ImageStore } from '@skiff/image-store';
 import { toCriImage } from '../convert.js';
 
 /** An unknown image is not an error: the response simply has no image (the kubelet relies on it). */
-export async function imageStatus(store: ImageStore, request: cri.ImageStatusRequest__Output): Promise<cri.ImageStatusResponse> {
+export async function imageStatusCall(store: ImageStore, request: cri.ImageStatusRequest__Output): Promise<cri.ImageStatusResponse> {
   const reference = request.image?.image ?? '';
   if (reference === '') throw new StatusError(status.INVALID_ARGUMENT, 'ImageStatus: image.image is required');
   const record = await store.find(reference);
