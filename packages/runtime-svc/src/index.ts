@@ -41,22 +41,8 @@ export { NetnsManager, NetnsError, DEFAULT_NETNS_DIR, type NetnsEntry } from './
 export { CniRunner, CniError, DEFAULT_CNI_BIN_DIRS, DEFAULT_CNI_CACHE_DIR, type Attachment, type PortMapping, type CniRunnerOptions } from './cni/cni.js';
 export { loadDefaultNetwork, loadNetworkConfigFile, parseNetworkConfig, CniConfigError, type CniNetworkConfig, type CniPluginConfig } from './cni/config.js';
 export { parseCniResult, podIpsFromResult, type CniResult, type PodIp } from './cni/result.js';
-export {
-  DEFAULT_BRIDGE_CONFLIST,
-  DEFAULT_CONFLIST_FILE,
-  DEFAULT_NETWORK_NAME,
-  DEFAULT_BRIDGE,
-  DEFAULT_SUBNET,
-  LOOPBACK_NETWORK,
-  bridgeNetworkConfig,
-  chooseSubnet,
-  cidrsOverlap,
-  hostRoutes,
-  type BridgeNetworkOptions,
-} from './cni/default-network.js';
 
 export { ensureJournald, journaldRunning, readJournal, journalMessage, JOURNALD_BINARY, type JournalEntry } from './journal/journald.js';
-export { runCommand, CommandTimeoutError, type CommandResult, type RunCommandOptions } from './process/run-command.js';
 
 export { openRuntime, packageVersion, type OpenRuntimeOptions } from './daemon/open-runtime.js';
 export type { RuntimeContext, ImageReader } from './daemon/context.js';

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
@@ -15,7 +15,6 @@ import { newId } from '../state/ids.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../util/cgroups.js';
-import { errorMessage } from '../util/errno.js';
 import { mountOverlay } from '../util/mounts.js';
 import { readFileInRoot } from '../util/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';

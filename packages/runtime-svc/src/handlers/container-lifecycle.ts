@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeContainerLocked, stopContainerLocked } from '../container/container-lifecycle.js';
 import { refreshContainer } from '../container/container-state.js';
@@ -8,7 +8,6 @@ import { createContainer } from '../container/create-container.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
-import { errorMessage } from '../util/errno.js';
 import { nowNanos } from '../util/time.js';
 
 export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {

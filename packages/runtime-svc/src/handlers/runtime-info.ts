@@ -1,10 +1,9 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { parsePodCidrs } from '../daemon/network-settings.js';
 import { loadDefaultNetwork } from '../cni/config.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { errorMessage } from '../util/errno.js';
 
 export const RUNTIME_NAME = 'skiff';
 export const RUNTIME_API_VERSION = 'v1';

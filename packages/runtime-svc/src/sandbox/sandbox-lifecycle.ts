@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeContainerLocked, stopContainerLocked } from '../container/container-lifecycle.js';
 import { seccompFor } from '../container/security-profiles.js';
@@ -9,7 +9,6 @@ import { newId } from '../state/ids.js';
 import type { SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { removeCgroup } from '../util/cgroups.js';
-import { errorMessage } from '../util/errno.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { mountTmpfs, mountsUnder, unmountIfMounted } from '../util/mounts.js';
 import { nowNanos } from '../util/time.js';
