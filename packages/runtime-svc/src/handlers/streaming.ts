@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, STREAM_REGISTRATION_PATH, type ErrorAnswer, type StreamRegistered, type StreamRequest } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState } from '../container/container-view.js';
@@ -16,16 +16,16 @@ const REGISTER_TIMEOUT_MS = 10_000;
 const STATUS_BY_HTTP: Record<number, status> = { 400: status.INVALID_ARGUMENT, 429: status.RESOURCE_EXHAUSTED };
 
 /** Hands a resolved request to stream-svc on its root-only socket; answers the URL the client opens. */
-function registerStream(socket: string, call: string, body: Record<string, unknown>): Promise<string> {
+function registerStream(socket: string, call: string, body: StreamRequest): Promise<string> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(
-      { socketPath: socket, path: '/v1/streams', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }, agent: false, timeout: REGISTER_TIMEOUT_MS },
+      { socketPath: socket, path: STREAM_REGISTRATION_PATH, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }, agent: false, timeout: REGISTER_TIMEOUT_MS },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          let answer: { url?: string; message?: string } = {};
+          let answer: Partial<StreamRegistered & ErrorAnswer> = {};
           try {
             answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof answer;
           } catch {
@@ -65,14 +65,14 @@ export async function execCall(ctx: RuntimeContext, req: cri.ExecRequest__Output
   const rec = await runningContainer(ctx, 'Exec', req.container_id);
   if (req.cmd.length === 0) throw new StatusError(status.INVALID_ARGUMENT, 'Exec: cmd is required');
   const spec = JSON.parse(await fs.readFile(ctx.paths.container(rec.id).spec, 'utf8')) as Spec;
-  const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc.binaryForConmon;
+  // stream-svc runs the runtime its own configuration names for the handler, and its own conmon.
+  const { root, args } = ctx.handlers.forExisting(rec.runtimeHandler).runc.binaryForConmon;
   const url = await registerStream(ctx.config.stream.internal_socket, 'Exec', {
     kind: 'exec',
     containerId: rec.id,
     cmd: [...req.cmd],
-    runtime: runc,
-    process: spec.process ?? {},
-    conmonPath: ctx.config.runtime.conmon,
+    runtime: { handler: rec.runtimeHandler, root, args },
+    process: { ...spec.process },
     tty: req.tty,
     stdin: req.stdin,
     stdout: req.stdout,
