@@ -9,13 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
-import { startRegistry } from '@skiff/e2e/dist/lib/registry.js';
-import { pushTestImage, getTestImage, imageCacheDir } from '@skiff/e2e/dist/lib/image-catalogue.js';
-import { buildImage } from '@skiff/e2e/dist/lib/oci-image.js';
-import { pushImage } from '@skiff/e2e/dist/lib/push.js';
-import { RegistryClient } from '@skiff/e2e/dist/lib/registry-client.js';
-import { startSkiff } from '@skiff/e2e/dist/lib/skiff-instance.js';
-import { makeTempDir } from '@skiff/e2e/dist/lib/tmp.js';
+import { startRegistry, pushTestImage, getTestImage, imageCacheDir, buildImage, pushImage, RegistryClient, startSkiff, makeTempDir } from '@skiff/e2e/lib';
 import { median, mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
 
 const run = promisify(execFile);

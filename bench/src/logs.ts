@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { open, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { callUnary } from '@skiff/proto';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from '@skiff/e2e/dist/lib/runtime-harness.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from '@skiff/e2e/lib';
 import { mib, ms, percentile, printTable, rssBytes } from './stats.js';
 
 const TIMESTAMP_LENGTH = '2026-01-01T00:00:00.000000000Z'.length;

@@ -19,9 +19,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
-import { startRuntimeHarness, removeCgroupTree, type Pod, type RuntimeHarness } from '@skiff/e2e/dist/lib/runtime-harness.js';
-import { listConmonProcesses } from '@skiff/e2e/dist/lib/runtime-inventory.js';
-import { makeTempDir } from '@skiff/e2e/dist/lib/tmp.js';
+import { startRuntimeHarness, removeCgroupTree, type Pod, type RuntimeHarness, listConmonProcesses, makeTempDir } from '@skiff/e2e/lib';
 import { median, mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
 
 const run = promisify(execFile);

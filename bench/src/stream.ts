@@ -14,9 +14,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from '@skiff/e2e/dist/lib/runtime-harness.js';
-import { openWebSocket, wsExec } from '@skiff/e2e/dist/lib/stream-client.js';
-import { openSpdy, openSpdyOverWebSocket, spdyExec, type SpdyClient } from '@skiff/stream-svc/dist/testing/spdy-client.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness, openWebSocket, wsExec } from '@skiff/e2e/lib';
+import { openSpdy, openSpdyOverWebSocket, spdyExec, type SpdyClient } from '@skiff/stream-svc/testing/spdy-client';
 import { mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
 
 const run = promisify(execFile);

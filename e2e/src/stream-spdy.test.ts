@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collect, openSpdy, openSpdyOverWebSocket, spdyExec, spdyForward } from '@skiff/stream-svc/dist/testing/spdy-client.js';
+import { collect, openSpdy, openSpdyOverWebSocket, spdyExec, spdyForward } from '@skiff/stream-svc/testing/spdy-client';
 import { StreamPod } from './lib/stream-pod.js';
 import { startApiServerFixture } from './lib/api-server-fixture.js';
 import { eventually } from './lib/stream-client.js';

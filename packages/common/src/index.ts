@@ -1,12 +1,4 @@
-export { createLogger, type Logger, type LogLevel } from './logger.js';
-export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris } from './atomic-file.js';
-export { loadConfig, configPathFor, defaultConfig, parseDuration, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type StreamServiceConfig, type LogsServiceConfig } from './config.js';
+export * from './core.js';
 export { StatusError, statusError, toServiceError, type GrpcCode } from './grpc-status.js';
 export { listenOnUnixSocket, type UnixSocketServer } from './unix-socket-server.js';
-export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';
-export { SingleFlight } from './single-flight.js';
-export { Semaphore } from './semaphore.js';
-export { Mutex } from './mutex.js';
-export { pollUntil } from './poll.js';
 export { unaryCall, batchedStreamCall, type ErrorMapper } from './grpc-calls.js';
-export { stopOnSignals } from './daemon-shutdown.js';

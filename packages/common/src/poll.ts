@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
 /**
  * Asks `probe` every `pollMs` until it answers something other than undefined or `withinMs` has
  * passed; it is asked at least once, the last time at the deadline. Resolves with the answer, or
@@ -12,4 +10,17 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, withinMs
     if (answer !== undefined || performance.now() >= deadline) return answer;
     await sleep(Math.min(pollMs, Math.max(1, deadline - performance.now())));
   }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `promise`, or a rejection naming `what` once `ms` have passed without it settling. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
-import { dirname } from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { bindPrivateSocket } from './private-socket.js';
 
 export interface UnixSocketServer {
   server: Server;
@@ -9,21 +9,14 @@ export interface UnixSocketServer {
 }
 
 /**
- * Binds a gRPC server to a unix socket that only root can reach: the directory is 0700 when we create it
- * and the socket itself 0600. A stale socket left by a killed process is replaced.
+ * Binds a gRPC server to a unix socket that only root can reach (mode 0600; its directory is 0700
+ * when we create it). A stale socket left by a killed process is replaced.
  */
 export async function listenOnUnixSocket(server: Server, socketPath: string): Promise<UnixSocketServer> {
-  await fs.mkdir(dirname(socketPath), { recursive: true, mode: 0o700 });
-  await fs.rm(socketPath, { force: true });
-  const oldMask = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
-    });
-  } finally {
-    process.umask(oldMask);
-  }
-  await fs.chmod(socketPath, 0o600);
+  await bindPrivateSocket(
+    socketPath,
+    (path) => new Promise<void>((resolve, reject) => server.bindAsync(`unix:${path}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()))),
+  );
   return {
     server,
     socketPath,

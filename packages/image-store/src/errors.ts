@@ -21,11 +21,3 @@ export class StoreError extends Error {
 export function isStoreError(err: unknown, kind?: StoreErrorKind): err is StoreError {
   return err instanceof StoreError && (kind === undefined || err.kind === kind);
 }
-
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-export function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}

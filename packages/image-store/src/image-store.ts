@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
-import { fsyncDir, type Logger } from '@skiff/common';
+import { fsyncDir, type Logger, errnoCode, errorMessage } from '@skiff/common';
 import { chainIds } from './chain-id.js';
 import { ContentGuard, blobKey, contentKeys } from './content-guard.js';
 import { sha256Digest, sha256Hex } from './digests.js';
-import { StoreError, errnoCode, errorMessage } from './errors.js';
+import { StoreError } from './errors.js';
 import { collectGarbage, removeDebris, type GcResult } from './garbage-collector.js';
 import { ImageIndex, normalizeRecord, type ImageRecordInput } from './image-index.js';
 import { IndexFileWatcher, loadIndexFile, saveIndexFile } from './index-file.js';

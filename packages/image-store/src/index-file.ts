@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { atomicWriteJson } from '@skiff/common';
-import { errnoCode, errorMessage } from './errors.js';
+import { atomicWriteJson, errnoCode, errorMessage } from '@skiff/common';
 import { ImageIndex } from './image-index.js';
 import type { ImageRecord } from './types.js';
 

@@ -1,10 +1,10 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { fsyncDir, type Logger } from '@skiff/common';
+import { fsyncDir, type Logger, errnoCode, errorMessage } from '@skiff/common';
 import { childChainId } from './chain-id.js';
 import { blobKey, snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
-import { StoreError, errnoCode, errorMessage, isStoreError } from './errors.js';
+import { StoreError, isStoreError } from './errors.js';
 import { assertSupportedLayerType } from './media-types.js';
 import { SharedOperations } from './shared-operations.js';
 import { HEX_NAME, exists, fsyncFile, type StoreLayout } from './store-layout.js';

@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { atomicWriteJson, fsyncDir } from '@skiff/common';
+import { atomicWriteJson, fsyncDir, errnoCode } from '@skiff/common';
 import { sha256Hex } from './digests.js';
-import { errnoCode, StoreError } from './errors.js';
+import { StoreError } from './errors.js';
 
 /**
  * Leases keep image content alive while something outside the store uses it: runtime-svc takes one

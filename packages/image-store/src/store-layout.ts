@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { errnoCode } from '@skiff/common';
 import { sha256Hex } from './digests.js';
-import { errnoCode } from './errors.js';
 
 /** Prefix of work-in-progress names under snapshots/ (unpacks under way, trees being deleted). */
 export const TMP_PREFIX = '.tmp-';

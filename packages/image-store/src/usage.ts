@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode } from './errors.js';
+import { errnoCode } from '@skiff/common';
 import type { SnapshotMeta } from './types.js';
 
 const HEX_NAME = /^[a-f0-9]{64}$/;

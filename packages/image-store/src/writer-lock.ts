@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
-import { fsyncDir, isProcessAlive } from '@skiff/common';
+import { fsyncDir, isProcessAlive, errnoCode } from '@skiff/common';
 import { dirname } from 'node:path';
-import { StoreError, errnoCode } from './errors.js';
+import { StoreError } from './errors.js';
 
 /** Locks held by this process, so a second writer in the same process is refused too. */
 const heldHere = new Set<string>();

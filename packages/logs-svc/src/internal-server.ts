@@ -1,10 +1,7 @@
-import { promises as fs } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isAbsolute } from 'node:path';
-import type { Logger } from '@skiff/common';
+import { bindPrivateSocket, ContractViolation, matchLogsRoute, parseTrackContainerRequest, type ErrorAnswer, type Logger } from '@skiff/common';
 import { BarrierTimeout, NotReady, UnknownContainer, type LogEngine } from './log-engine.js';
 
-const CONTAINER_ROUTE = /^\/v1\/containers\/([0-9a-f]{8,128})(?:\/(flush|reopen))?$/;
 const MAX_BODY = 64 * 1024;
 
 function send(res: ServerResponse, code: number, body?: unknown): void {
@@ -18,6 +15,8 @@ function send(res: ServerResponse, code: number, body?: unknown): void {
 
 function fail(res: ServerResponse, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
+  const answer: ErrorAnswer = { message };
+  if (err instanceof ContractViolation) return send(res, 400, answer);
   if (err instanceof UnknownContainer) return send(res, 404, { message });
   if (err instanceof NotReady) return send(res, 503, { message });
   if (err instanceof BarrierTimeout) return send(res, 504, { message });
@@ -37,38 +36,33 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 async function route(engine: LogEngine, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '';
-  if (url === '/v1/status' && req.method === 'GET') return send(res, 200, engine.status());
-  const m = CONTAINER_ROUTE.exec(url);
-  if (!m) return send(res, 404, { message: `no such route: ${req.method} ${url}` });
-  const [, id, action] = m as unknown as [string, string, string | undefined];
-  if (!action && req.method === 'PUT') {
-    let logPath: unknown;
-    try {
-      logPath = ((await readJson(req)) as { logPath?: unknown } | null)?.logPath;
-    } catch (err) {
-      return send(res, 400, { message: (err as Error).message });
+  const route = matchLogsRoute(req.method ?? '', url);
+  if (route === undefined) return send(res, 404, { message: `no such route: ${req.method} ${url}` });
+  if (route === 'method') return send(res, 405, { message: `${req.method} is not allowed on ${url}` });
+  switch (route.call) {
+    case 'status':
+      return send(res, 200, engine.status());
+    case 'track': {
+      let body;
+      try {
+        body = parseTrackContainerRequest(await readJson(req));
+      } catch (err) {
+        return send(res, 400, { message: (err as Error).message });
+      }
+      return engine.track(route.containerId, body.logPath).then(() => send(res, 204), (err: unknown) => fail(res, err));
     }
-    if (typeof logPath !== 'string' || !isAbsolute(logPath)) return send(res, 400, { message: 'an absolute logPath is required' });
-    return engine.track(id, logPath).then(() => send(res, 204), (err: unknown) => fail(res, err));
+    case 'forget':
+      await engine.forget(route.containerId).catch((err: Error) => log.warn({ container: route.containerId, err: err.message }, 'forgetting a container failed'));
+      return send(res, 204);
+    case 'flush':
+    case 'reopen':
+      return (route.call === 'flush' ? engine.flush(route.containerId) : engine.reopen(route.containerId)).then(() => send(res, 204), (err: unknown) => fail(res, err));
   }
-  if (!action && req.method === 'DELETE') {
-    await engine.forget(id).catch((err: Error) => log.warn({ container: id, err: err.message }, 'forgetting a container failed'));
-    return send(res, 204);
-  }
-  if (action && req.method === 'POST') {
-    return (action === 'flush' ? engine.flush(id) : engine.reopen(id)).then(() => send(res, 204), (err: unknown) => fail(res, err));
-  }
-  send(res, 405, { message: `${req.method} is not allowed on ${url}` });
 }
 
 /**
- * runtime-svc's door to logs-svc, root only (plain node:http: five routes do not need a framework,
- * and logs-svc is meant to stay small):
- *   PUT    /v1/containers/:id          {logPath}  follow a container (its log file is created at once)
- *   DELETE /v1/containers/:id                     forget it
- *   POST   /v1/containers/:id/flush              answers once every line it sent is in its file
- *   POST   /v1/containers/:id/reopen             switch to a new file at its log path (after a rename)
- *   GET    /v1/status                             readiness, cursor, journald rate-limit notices
+ * runtime-svc's door to logs-svc, root only: the logs-control contract of @skiff/common (plain
+ * node:http: five routes do not need a framework, and logs-svc is meant to stay small).
  */
 export async function startInternalServer(options: { socket: string; engine: LogEngine; log: Logger }): Promise<Server> {
   const server = createServer((req, res) => {
@@ -77,17 +71,17 @@ export async function startInternalServer(options: { socket: string; engine: Log
       if (!res.headersSent) fail(res, err);
     });
   });
-  await fs.rm(options.socket, { force: true });
-  const oldMask = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.socket, () => resolve());
-    });
-  } finally {
-    process.umask(oldMask);
-  }
-  await fs.chmod(options.socket, 0o600);
+  await bindPrivateSocket(
+    options.socket,
+    (path) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
+  );
   return server;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Mutex, removeAtomicWriteDebris, type Logger } from '@skiff/common';
+import { Mutex, removeAtomicWriteDebris, type Logger, type LogsStatus } from '@skiff/common';
 import { sendBarrier } from './barrier.js';
 import { ContainerLog } from './container-log.js';
 import { formatRecords, formatTimestamp } from './cri-format.js';
@@ -27,14 +27,8 @@ interface Barrier {
   reopen?: string;
 }
 
-export interface EngineStatus {
-  ready: boolean;
-  cursor?: string;
-  containers: number;
-  suppressed: { total: number; byContainer: Record<string, number>; last?: string };
-  writeError?: { path: string; message: string };
-  memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
-}
+/** What GET /v1/status answers. */
+export type EngineStatus = LogsStatus;
 
 export interface EngineOptions {
   stateDir: string;

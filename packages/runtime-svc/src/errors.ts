@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, CommandTimeoutError } from '@skiff/common';
 import { InvalidReferenceError, StoreError } from '@skiff/image-store';
 import { CniConfigError } from './cni/config.js';
 import { CapabilityError } from './oci/capabilities.js';
@@ -7,7 +7,6 @@ import { DeviceError } from './oci/devices.js';
 import { SeccompProfileError } from './oci/seccomp-localhost.js';
 import { SpecError } from './oci/spec-builder.js';
 import { StopTimeoutError } from './oci/stop-container.js';
-import { CommandTimeoutError } from './process/run-command.js';
 import { ProfileError } from './container/security-profiles.js';
 import { UserResolutionError } from './container/user.js';
 

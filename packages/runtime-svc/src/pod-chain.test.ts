@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { isProcessAlive } from '@skiff/common';
+import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
+import { isProcessAlive, bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK, runCommand } from '@skiff/common';
 import { CniRunner } from './cni/cni.js';
-import { bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from './cni/default-network.js';
 import { NetnsManager } from './cni/netns.js';
 import { podIpsFromResult } from './cni/result.js';
 import type { ContainerMonitorOptions, MonitoredContainer } from './conmon/conmon.js';
@@ -24,9 +24,6 @@ import { readHostFacts, type HostFacts } from './oci/host-facts.js';
 import { Runc } from './oci/runc.js';
 import { buildSpec, type ContainerSpecInput } from './oci/spec-builder.js';
 import { stopContainer } from './oci/stop-container.js';
-import { runCommand } from './process/run-command.js';
-import { makeBusyboxRootfs } from './testing/busybox-rootfs.js';
-import { isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from './testing/test-env.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { atomicWriteFile, type Logger, type SkiffConfig } from '@skiff/common';
-import { DEFAULT_BRIDGE_CONFLIST, DEFAULT_CONFLIST_FILE } from '@skiff/runtime-svc';
+import { atomicWriteFile, DEFAULT_BRIDGE_CONFLIST, DEFAULT_CONFLIST_FILE, type Logger, type SkiffConfig } from '@skiff/common';
 
 const CNI_CONFIG_FILE = /\.(conf|conflist|json)$/;
 

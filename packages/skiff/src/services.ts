@@ -78,28 +78,28 @@ const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi-space-
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
-    entry: require.resolve('@skiff/image-svc/dist/main.js'),
+    entry: require.resolve('@skiff/image-svc/main'),
     nodeOptions: [smallYoungGeneration(1)],
     endpoint: (config) => config.image.socket,
     probe: probeImageService,
   },
   {
     name: 'runtime-svc',
-    entry: require.resolve('@skiff/runtime-svc/dist/main.js'),
+    entry: require.resolve('@skiff/runtime-svc/main'),
     nodeOptions: [smallYoungGeneration(2)],
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
   {
     name: 'stream-svc',
-    entry: require.resolve('@skiff/stream-svc/dist/main.js'),
+    entry: require.resolve('@skiff/stream-svc/main'),
     nodeOptions: [smallYoungGeneration(1)],
     endpoint: streamBaseUrl,
     probe: probeStreamService,
   },
   {
     name: 'logs-svc',
-    entry: require.resolve('@skiff/logs-svc/dist/main.js'),
+    entry: require.resolve('@skiff/logs-svc/main'),
     // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
     nodeOptions: [smallYoungGeneration(1), '--max-old-space-size=64'],
     endpoint: (config) => config.logs.internal_socket,

@@ -1,7 +1,6 @@
-import type { Logger } from '@skiff/common';
+import type { Logger, AttachStreamRequest } from '@skiff/common/core';
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
-import type { AttachStreamRequest } from './requests.js';
 import type { StreamSession } from './session.js';
 
 /**

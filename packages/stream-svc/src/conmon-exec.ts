@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { RuntimeBinary } from './requests.js';
-
-export const DEFAULT_CONMON_PATH = '/usr/bin/conmon';
+import type { RuntimeBinary } from './exec-binaries.js';
 
 /** conmon's pipes to its parent, as the child's fds: messages out, start bytes in, attach-ready out. */
 const SYNC_FD = 3;

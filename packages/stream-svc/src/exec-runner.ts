@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '@skiff/common';
+import type { Logger, ExecStreamRequest } from '@skiff/common/core';
+import type { ExecBinaries } from './exec-binaries.js';
+import { killExecProcess } from './exec-process.js';
 import { runExecWithTerminal } from './exec-tty-runner.js';
-import type { ExecStreamRequest } from './requests.js';
 import type { StreamSession } from './session.js';
 
 /** Output still arriving after the command exited is forwarded for this long (a background child may hold the pipes). */
@@ -17,13 +18,13 @@ const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 
  * stdin, stdout and stderr stream as they come. The process's pid (from runc's pid file) is killed
  * when the client goes away, since runc cannot forward SIGKILL.
  */
-export async function runExec(request: ExecStreamRequest, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
-  if (request.tty) return runExecWithTerminal(request, session, scratchDir, log);
+export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
+  if (request.tty) return runExecWithTerminal(request, binaries, session, scratchDir, log);
   const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
   const processFile = join(dir, 'process.json');
   const pidFile = join(dir, 'pid');
   await fs.writeFile(processFile, JSON.stringify({ ...request.process, args: request.cmd, terminal: false }), { mode: 0o600 });
-  const { runtime } = request;
+  const { runtime } = binaries;
   const child = spawn(runtime.path, ['--root', runtime.root, ...runtime.args, 'exec', '--process', processFile, '--pid-file', pidFile, request.containerId], {
     stdio: [request.stdin ? 'pipe' : 'ignore', request.stdout ? 'pipe' : 'ignore', 'pipe'],
   });
@@ -46,7 +47,7 @@ export async function runExec(request: ExecStreamRequest, session: StreamSession
   session.onResize(() => undefined);
   session.onClientGone(() => {
     clientGone = true;
-    void killExecProcess(pidFile, child.pid, log);
+    void stopExec(pidFile, child, log);
   });
 
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
@@ -75,18 +76,14 @@ export async function runExec(request: ExecStreamRequest, session: StreamSession
   else session.finish({ exitCode });
 }
 
-async function killExecProcess(pidFile: string, runcPid: number | undefined, log: Logger): Promise<void> {
+/** Kills the exec'd process (its pid is in runc's pid file once it started), then runc, which cannot forward SIGKILL. */
+async function stopExec(pidFile: string, runc: ChildProcess, log: Logger): Promise<void> {
   try {
     const pid = Number((await fs.readFile(pidFile, 'utf8')).trim());
-    if (pid > 0) process.kill(pid, 'SIGKILL');
+    if (Number.isInteger(pid) && pid > 0 && !killExecProcess(pid, runc)) log.debug({ pid }, 'exec process already gone');
   } catch (err) {
-    log.debug({ err: (err as Error).message }, 'exec process already gone');
+    log.debug({ err: (err as Error).message }, 'exec process not started');
   }
-  if (runcPid) {
-    try {
-      process.kill(runcPid, 'SIGKILL');
-    } catch {
-      // runc already exited
-    }
-  }
+  // Our own child: Node does not signal it once it has been reaped.
+  runc.kill('SIGKILL');
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '@skiff/common';
+import { sleep, withTimeout, type ExecStreamRequest, type Logger } from '@skiff/common/core';
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
-import { DEFAULT_CONMON_PATH, spawnExecConmon, type ExecConmon } from './conmon-exec.js';
-import type { ExecStreamRequest } from './requests.js';
+import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
+import type { ExecBinaries } from './exec-binaries.js';
+import { killExecProcess } from './exec-process.js';
 import type { StreamSession, TerminalSize } from './session.js';
 
 /** How long to wait for the client's first terminal size before the command starts without one. */
@@ -15,40 +16,6 @@ const SETUP_TIMEOUT_MS = 30_000;
 /** Output still in flight after the exit code arrived. */
 const DRAIN_MS = 2_000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** The process group of a pid (field 5 of /proc/PID/stat), if it still exists. */
-async function processGroup(pid: number): Promise<number | undefined> {
-  try {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pgid = Number(fields[2]);
-    return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Kills the exec'd process, and its whole process group when it leads one (a terminal session does). */
-async function killExecProcess(pid: number): Promise<void> {
-  const pgid = await processGroup(pid);
-  try {
-    process.kill(pgid === pid ? -pid : pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
-
 /**
  * Runs an exec request with a terminal through `conmon --exec --exec-attach --terminal`: conmon
  * owns the pty (runc hands it the console), the client talks to it over conmon's attach socket
@@ -56,7 +23,7 @@ async function killExecProcess(pid: number): Promise<void> {
  * attached, with the client's first terminal size in its process spec (runc applies it before
  * the command runs), so no output is lost and none is written at the wrong size.
  */
-export async function runExecWithTerminal(request: ExecStreamRequest, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
+export async function runExecWithTerminal(request: ExecStreamRequest, binaries: ExecBinaries, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
   const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
   const processFile = join(dir, 'process.json');
   const pidFile = join(dir, 'pid');
@@ -84,14 +51,14 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
   session.onClientGone(() => {
     clientGone = true;
     relay?.close();
-    if (execPid !== undefined) void killExecProcess(execPid);
+    if (execPid !== undefined && conmon) killExecProcess(execPid, conmon.child);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
   });
 
   try {
     conmon = spawnExecConmon({
-      conmonPath: request.conmonPath ?? DEFAULT_CONMON_PATH,
-      runtime: request.runtime,
+      conmonPath: binaries.conmon,
+      runtime: binaries.runtime,
       containerId: request.containerId,
       sessionId: `${request.containerId.slice(0, 12)}-exec-${randomBytes(6).toString('hex')}`,
       dir,
@@ -136,7 +103,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
       throw new Error(pidMessage?.message?.trim() || runtimeErrors.trim() || conmon.stderr() || 'conmon reported no process');
     }
     execPid = pidMessage.data;
-    if (clientGone) await killExecProcess(execPid);
+    if (clientGone) killExecProcess(execPid, conmon.child);
     const exitMessage = await conmon.messages.next();
     await Promise.race([relay.ended, sleep(DRAIN_MS)]);
     if (clientGone) {

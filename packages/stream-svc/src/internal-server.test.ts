@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '@skiff/common';
+import { createLogger } from '@skiff/common/core';
 import { startInternalServer } from './internal-server.js';
 import { TokenStore } from './token-store.js';
 
@@ -32,11 +32,18 @@ test('the internal socket registers requests and answers 201, 400 and 429', asyn
     assert.equal(ok.status, 201);
     assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
     assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', ports: [0] })).status, 400);
-    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/r', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
+    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { handler: '', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
     const ttyExec = await post(socket, tty);
     assert.equal(ttyExec.status, 201);
     assert.match(ttyExec.body.url ?? '', /\/exec\/[A-Za-z0-9_-]+$/);
-    assert.equal((await post(socket, { ...tty, conmonPath: 'conmon' })).status, 400);
+    // Binaries come from stream-svc's own configuration; a request naming one breaks the contract.
+    const conmon = await post(socket, { ...tty, conmonPath: '/tmp/conmon' });
+    assert.equal(conmon.status, 400);
+    assert.match(conmon.body.message ?? '', /conmonPath is not part of the request/);
+    const runtimePath = await post(socket, { ...tty, runtime: { ...tty.runtime, path: '/tmp/runc' } });
+    assert.equal(runtimePath.status, 400);
+    assert.match(runtimePath.body.message ?? '', /runtime\.path is not part of the request/);
+    assert.match((await post(socket, { ...tty, cmd: 'sh' })).body.message ?? '', /Exec: cmd must be a list of strings/);
     const attach = { kind: 'attach', containerId: 'c', attachSocket: '/run/a/c/attach', ctlFile: '/b/ctl', tty: false, stdout: true, stderr: true };
     const attached = await post(socket, attach);
     assert.equal(attached.status, 201);

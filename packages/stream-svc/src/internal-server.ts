@@ -1,39 +1,33 @@
-import { promises as fs } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Logger } from '@skiff/common';
-import { InvalidStreamRequest, parseStreamRequest, type StreamRequest } from './requests.js';
+import { bindPrivateSocket, ContractViolation, parseStreamRequest, STREAM_REGISTRATION_PATH, type ErrorAnswer, type Logger, type StreamRegistered, type StreamRequest } from '@skiff/common/core';
 import { TokenStore, TooManyTokens } from './token-store.js';
 
 /**
- * The runtime service's door: POST /v1/streams with a resolved request answers 201 {url}; 400 for
- * an invalid request, 429 when too many are outstanding. Root only.
+ * The runtime service's door (the stream-registration contract of @skiff/common): a resolved
+ * request answers 201 {url}; 400 naming the field that breaks the contract, 429 when too many are
+ * outstanding. Root only.
  */
 export async function startInternalServer(options: { socket: string; tokens: TokenStore; baseUrl: () => string; log: Logger }): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
-  app.post('/v1/streams', async (req, reply) => {
+  app.post(STREAM_REGISTRATION_PATH, async (req, reply) => {
     let request: StreamRequest;
     try {
       request = parseStreamRequest(req.body);
     } catch (err) {
-      if (err instanceof InvalidStreamRequest) return reply.code(400).send({ message: err.message });
+      if (err instanceof ContractViolation) return reply.code(400).send({ message: err.message } satisfies ErrorAnswer);
       throw err;
     }
     try {
       const token = options.tokens.issue(request);
-      return reply.code(201).send({ url: `${options.baseUrl()}/${request.kind}/${token}` });
+      return reply.code(201).send({ url: `${options.baseUrl()}/${request.kind}/${token}` } satisfies StreamRegistered);
     } catch (err) {
-      if (err instanceof TooManyTokens) return reply.code(429).send({ message: err.message });
+      if (err instanceof TooManyTokens) return reply.code(429).send({ message: err.message } satisfies ErrorAnswer);
       throw err;
     }
   });
-  await fs.rm(options.socket, { force: true });
-  const oldMask = process.umask(0o177);
-  try {
-    await app.listen({ path: options.socket });
-  } finally {
-    process.umask(oldMask);
-  }
-  await fs.chmod(options.socket, 0o600);
+  await bindPrivateSocket(options.socket, async (path) => {
+    await app.listen({ path });
+  });
   options.log.debug({ socket: options.socket }, 'internal socket ready');
   return app;
 }

@@ -1,10 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-// Not the package index: it also loads @grpc/grpc-js, which this service never uses.
-import { createLogger } from '@skiff/common/dist/logger.js';
-import { loadConfig, parseDuration } from '@skiff/common/dist/config.js';
-import { stopOnSignals } from '@skiff/common/dist/daemon-shutdown.js';
+// The part of common that does not load @grpc/grpc-js, which this service never uses.
+import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common/core';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
@@ -18,7 +16,7 @@ async function main(): Promise<void> {
 
   const tokens = new TokenStore();
   const idleTimeoutMs = parseDuration(config.stream.idle_timeout)!;
-  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, log });
+  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, runtimeConfig: config.runtime, log });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
 

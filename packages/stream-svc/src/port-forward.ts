@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { RawData, WebSocket } from 'ws';
-import type { Logger } from '@skiff/common';
-import type { PortForwardStreamRequest } from './requests.js';
+import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
 
 /** WebSocket port-forward subprotocols: channel pairs per port, or SPDY frames carried in the WebSocket. */
 export const SPDY_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '@skiff/common';
+import type { Logger, RuntimeServiceConfig, StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
+import { execBinaries } from './exec-binaries.js';
 import { runExec } from './exec-runner.js';
 import { servePortForward, PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PROTOCOL } from './port-forward.js';
-import type { StreamRequest } from './requests.js';
 import type { StreamSession } from './session.js';
 import { SpdyConnection, type ByteTransport, type SpdyConnectionEvents } from './spdy/connection.js';
 import { bindSocket, bindWebSocket } from './spdy/transports.js';
@@ -38,6 +38,8 @@ export interface PublicServerOptions {
   idleTimeoutMs: number;
   /** Scratch space for exec process files. */
   scratchDir: string;
+  /** Where the runtimes and conmon that execs run come from. */
+  runtimeConfig: Pick<RuntimeServiceConfig, 'runc' | 'conmon' | 'handlers'>;
   log: Logger;
 }
 
@@ -190,7 +192,7 @@ function startWebSocketStream(request: StreamRequest, ws: WebSocket, context: St
 /** Exec or attach, the same over either protocol. */
 function runStream(request: Exclude<StreamRequest, { kind: 'portforward' }>, session: StreamSession, context: StreamContext): void {
   const { log } = context;
-  const run = request.kind === 'exec' ? runExec(request, session, context.scratchDir, log) : runAttach(request, session, log);
+  const run = request.kind === 'exec' ? runExec(request, execBinaries(context.runtimeConfig, request.runtime), session, context.scratchDir, log) : runAttach(request, session, log);
   const tracked = run
     .catch((err: unknown) => {
       log.error({ err: (err as Error).message, container: request.containerId, kind: request.kind }, `${request.kind} failed`);

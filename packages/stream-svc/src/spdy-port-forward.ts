@@ -1,7 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { Logger } from '@skiff/common';
+import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
 import { dialPodPort } from './port-forward.js';
-import type { PortForwardStreamRequest } from './requests.js';
 import type { SpdyConnectionEvents, SpdyStream } from './spdy/connection.js';
 import { STREAM_CREATION_TIMEOUT_MS } from './spdy-session.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InvalidStreamRequest, parseStreamRequest, type StreamRequest } from './requests.js';
+import { ContractViolation, parseStreamRequest, type StreamRequest } from '@skiff/common/core';
 import { TokenStore, TooManyTokens } from './token-store.js';
 import { statusFor } from './status-message.js';
 
@@ -34,12 +34,12 @@ test('at most max tokens are outstanding; expired ones free their place', () => 
 });
 
 test('requests are validated like the kubelet does', () => {
-  const exec = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/r', root: '/root', args: [] }, process: {} };
+  const exec = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { handler: '', root: '/root', args: [] }, process: {} };
   assert.throws(() => parseStreamRequest({ ...exec, stdout: true, containerId: '' }), /container_id is required/);
   assert.throws(() => parseStreamRequest({ ...exec, tty: true, stdout: true, stderr: true }), /tty and stderr cannot both be true/);
   assert.throws(() => parseStreamRequest({ ...exec }), /one of stdin, stdout or stderr/);
   assert.throws(() => parseStreamRequest({ ...exec, cmd: [], stdout: true }), /cmd is required/);
-  assert.throws(() => parseStreamRequest({ kind: 'other' }), InvalidStreamRequest);
+  assert.throws(() => parseStreamRequest({ kind: 'other' }), ContractViolation);
   assert.equal(parseStreamRequest({ ...exec, stdin: true }).kind, 'exec');
 });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { StreamRequest } from './requests.js';
+import type { StreamRequest } from '@skiff/common/core';
 
 export const TOKEN_TTL_MS = 60_000;
 export const MAX_OUTSTANDING_TOKENS = 1000;

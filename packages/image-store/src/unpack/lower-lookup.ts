@@ -1,6 +1,7 @@
 import { promises as fs, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { StoreError, errnoCode } from '../errors.js';
+import { errnoCode } from '@skiff/common';
+import { StoreError } from '../errors.js';
 import { isOpaqueDir } from './xattrs.js';
 
 export interface LowerFile {

@@ -1,4 +1,4 @@
-import { runTool } from './run-tool.js';
+import { runCommand } from '@skiff/common';
 
 export type SpecialFileKind = 'char-device' | 'block-device' | 'fifo';
 
@@ -30,12 +30,12 @@ export async function createSpecialFiles(root: string, files: readonly SpecialFi
     if (file.kind === 'fifo') script += `mknod -m ${mode} -- ${target} p\n`;
     else script += `mknod -m ${mode} -- ${target} ${file.kind === 'char-device' ? 'c' : 'b'} ${file.major} ${file.minor}\n`;
   }
-  const result = await runTool('sh', ['-e', '-s'], { cwd: root, input: script });
-  if (result.code !== 0) throw new Error(`creating device nodes failed: ${result.stderr || `mknod exited with status ${result.code}`}`);
+  const result = await runCommand('sh', ['-e', '-s'], { cwd: root, input: script });
+  if (result.code !== 0) throw new Error(`creating device nodes failed: ${result.stderr.trim() || `mknod exited with status ${result.code ?? result.signal}`}`);
 }
 
 /** Flushes the filesystem holding `path` (syncfs), so a rename that follows publishes durable content. */
 export async function syncFilesystem(path: string): Promise<void> {
-  const result = await runTool('sync', ['-f', path]);
-  if (result.code !== 0) throw new Error(`sync -f ${path} failed: ${result.stderr}`);
+  const result = await runCommand('sync', ['-f', path]);
+  if (result.code !== 0) throw new Error(`sync -f ${path} failed: ${result.stderr.trim()}`);
 }

@@ -1,4 +1,4 @@
-import { runTool, runToolOrThrow } from './run-tool.js';
+import { runCommand } from '@skiff/common';
 
 /**
  * Node has no xattr calls, so xattrs go through attr's setfattr/getfattr, in their dump format
@@ -50,15 +50,16 @@ export async function applyXattrs(root: string, assignments: readonly XattrAssig
     for (const { name, value } of list) dump += `${escape(name, '=')}=0s${value.toString('base64')}\n`;
     dump += '\n';
   }
-  const result = await runTool('setfattr', ['-h', '--restore=-'], { cwd: root, input: dump });
-  if (result.code !== 0) throw new Error(`setting extended attributes failed: ${result.stderr || `setfattr exited with status ${result.code}`}`);
+  const result = await runCommand('setfattr', ['-h', '--restore=-'], { cwd: root, input: dump });
+  if (result.code !== 0) throw new Error(`setting extended attributes failed: ${result.stderr.trim() || `setfattr exited with status ${result.code ?? result.signal}`}`);
 }
 
 /** All xattrs of one path (not following a final symlink). */
 export async function readXattrs(absolutePath: string): Promise<Map<string, Buffer>> {
-  const out = await runToolOrThrow('getfattr', ['-h', '-d', '-m', '-', '-e', 'base64', '--absolute-names', '--', absolutePath]);
+  const result = await runCommand('getfattr', ['-h', '-d', '-m', '-', '-e', 'base64', '--absolute-names', '--', absolutePath]);
+  if (result.code !== 0) throw new Error(`getfattr exited with status ${result.code ?? result.signal}: ${result.stderr.trim() || '(no message)'}`);
   const xattrs = new Map<string, Buffer>();
-  for (const line of out.toString('utf8').split('\n')) {
+  for (const line of result.stdout.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
     const equals = line.indexOf('=');
     if (equals === -1) {
@@ -77,6 +78,6 @@ export async function readXattrs(absolutePath: string): Promise<Map<string, Buff
 export const OPAQUE_XATTR = 'trusted.overlay.opaque';
 
 export async function isOpaqueDir(absolutePath: string): Promise<boolean> {
-  const result = await runTool('getfattr', ['-h', '--only-values', '-n', OPAQUE_XATTR, '--absolute-names', '--', absolutePath]);
-  return result.code === 0 && result.stdout.toString('utf8') === 'y';
+  const result = await runCommand('getfattr', ['-h', '--only-values', '-n', OPAQUE_XATTR, '--absolute-names', '--', absolutePath]);
+  return result.code === 0 && result.stdout === 'y';
 }

@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
@@ -16,7 +16,6 @@ import { newId } from '../state/ids.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
-import { errorMessage } from '../util/errno.js';
 import { mountOverlay } from '../mounts/mounts.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';

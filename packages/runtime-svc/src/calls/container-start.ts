@@ -1,13 +1,12 @@
 // CRI RuntimeService.StartContainer
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
-import { errorMessage } from '../util/errno.js';
 import { nowNanos } from '../util/time.js';
 
 /** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */

@@ -12,14 +12,14 @@ export async function execCall(ctx: RuntimeContext, req: cri.ExecRequest__Output
   const rec = await requireRunningContainer(ctx, 'Exec', req.container_id);
   if (req.cmd.length === 0) throw new StatusError(status.INVALID_ARGUMENT, 'Exec: cmd is required');
   const spec = JSON.parse(await fs.readFile(ctx.paths.container(rec.id).spec, 'utf8')) as Spec;
-  const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc.binaryForConmon;
+  // stream-svc runs the runtime its own configuration names for the handler, and its own conmon.
+  const { root, args } = ctx.handlers.forExisting(rec.runtimeHandler).runc.binaryForConmon;
   const url = await registerStream(ctx.config.stream.internal_socket, 'Exec', {
     kind: 'exec',
     containerId: rec.id,
     cmd: [...req.cmd],
-    runtime: runc,
-    process: spec.process ?? {},
-    conmonPath: ctx.config.runtime.conmon,
+    runtime: { handler: rec.runtimeHandler, root, args },
+    process: { ...spec.process },
     tty: req.tty,
     stdin: req.stdin,
     stdout: req.stdout,

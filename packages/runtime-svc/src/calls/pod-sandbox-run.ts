@@ -1,5 +1,6 @@
 // CRI RuntimeService.RunPodSandbox
 import { promises as fs } from 'node:fs';
+import { errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { seccompFor } from '../container/security-profiles.js';
@@ -11,7 +12,6 @@ import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '.
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
 import { podNameKey } from '../state/state-index.js';
-import { errorMessage } from '../util/errno.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { nowNanos } from '../util/time.js';
 

@@ -1,10 +1,9 @@
 // CRI RuntimeService.UpdateRuntimeConfig
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from '../daemon/context.js';
 import { parsePodCidrs } from '../daemon/network-settings.js';
-import { errorMessage } from '../util/errno.js';
 
 /** Keeps the pod CIDR; sandboxes created from now on hand it to CNI plugins that take ipRanges. */
 export async function updateRuntimeConfigCall(ctx: RuntimeContext, request: cri.UpdateRuntimeConfigRequest__Output): Promise<cri.UpdateRuntimeConfigResponse> {

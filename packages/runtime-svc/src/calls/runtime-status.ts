@@ -1,8 +1,9 @@
 // CRI RuntimeService.Status
+import { status } from '@grpc/grpc-js';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { loadDefaultNetwork } from '../cni/config.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { errorMessage } from '../util/errno.js';
 
 /** NetworkReady follows the CNI configuration directory: ready once it holds a usable network. */
 async function networkCondition(ctx: RuntimeContext): Promise<cri.RuntimeCondition & { file?: string }> {

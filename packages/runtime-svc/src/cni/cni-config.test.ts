@@ -3,17 +3,10 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_BRIDGE_CONFLIST, DEFAULT_SUBNET, bridgeNetworkConfig, chooseSubnet, cidrsOverlap, hostRoutes } from '@skiff/common';
 import { CniConfigError, loadDefaultNetwork, parseNetworkConfig } from './config.js';
 import { CniRunner } from './cni.js';
 import { parseCniResult, podIpsFromResult } from './result.js';
-import {
-  DEFAULT_BRIDGE_CONFLIST,
-  DEFAULT_SUBNET,
-  bridgeNetworkConfig,
-  chooseSubnet,
-  cidrsOverlap,
-  hostRoutes,
-} from './default-network.js';
 
 describe('CNI configuration', () => {
   it('lifts a single-plugin .conf into a list and validates', () => {

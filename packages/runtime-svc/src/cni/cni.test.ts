@@ -7,10 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCommand } from '../process/run-command.js';
-import { isRoot, uniqueName } from '../testing/test-env.js';
+import { isRoot, uniqueName } from '@skiff/test-support';
+import { runCommand, bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from '@skiff/common';
 import { CniError, CniRunner } from './cni.js';
-import { bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from './default-network.js';
 import { NetnsManager } from './netns.js';
 import { podIpsFromResult } from './result.js';
 

@@ -1,7 +1,6 @@
 import { constants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { atomicWriteJson, readJsonIfExists } from '@skiff/common';
-import { runCommand } from '../process/run-command.js';
+import { atomicWriteJson, readJsonIfExists, runCommand } from '@skiff/common';
 import type { CniNetworkConfig, CniPluginConfig } from './config.js';
 import { parseCniResult, type CniResult } from './result.js';
 

@@ -1,21 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import type { CniNetworkConfig, CniPluginConfig } from '@skiff/common';
 
-/** One plugin's entry in a network configuration list; all other keys pass to the plugin as-is. */
-export interface CniPluginConfig {
-  type: string;
-  /** Capability arguments the plugin accepts through runtimeConfig (e.g. portMappings). */
-  capabilities?: Record<string, boolean>;
-  [key: string]: unknown;
-}
-
-/** A network configuration (a .conflist, or a single-plugin .conf lifted into one). */
-export interface CniNetworkConfig {
-  cniVersion: string;
-  name: string;
-  disableCheck?: boolean;
-  plugins: CniPluginConfig[];
-}
+export type { CniNetworkConfig, CniPluginConfig };
 
 export class CniConfigError extends Error {
   constructor(message: string) {

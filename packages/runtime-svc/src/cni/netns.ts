@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '../process/run-command.js';
+import { runCommand } from '@skiff/common';
 import { mountPoints, mountTable } from '../mounts/mountinfo.js';
 
 /**

@@ -1,14 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { posix } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { SandboxPaths } from '../daemon/paths.js';
 import type { Mount } from '../oci/runtime-spec.js';
 import type { BindMountInput, MountPropagation } from '../oci/spec-builder.js';
 import type { SandboxRecord } from '../state/records.js';
 import { shmMount } from '../sandbox/sandbox-container.js';
-import { errorMessage } from '../util/errno.js';
 
 const PROPAGATION: Record<string, MountPropagation> = {
   PROPAGATION_PRIVATE: 'private',

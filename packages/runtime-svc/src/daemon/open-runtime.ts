@@ -1,5 +1,5 @@
 import { promises as fs, readFileSync } from 'node:fs';
-import type { Logger, SkiffConfig } from '@skiff/common';
+import { type Logger, type SkiffConfig, errorMessage } from '@skiff/common';
 import { CniRunner } from '../cni/cni.js';
 import { NetnsManager } from '../cni/netns.js';
 import { ensureJournald } from '../journal/journald.js';
@@ -10,7 +10,6 @@ import { KeyedMutex } from '../state/keyed-mutex.js';
 import { RecordStore } from '../state/record-store.js';
 import { StateIndex } from '../state/state-index.js';
 import { detectCgroupDriver } from '../cgroups/cgroups.js';
-import { errorMessage } from '../util/errno.js';
 import type { ImageReader, RuntimeContext } from './context.js';
 import { NetworkSettings } from './network-settings.js';
 import { RuntimePaths } from './paths.js';

@@ -5,12 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import type { ImageRecord } from '@skiff/image-store';
+import { containerConfig, env, exists, podConfig, rejectsWith, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
 import { callUnary, type cri } from '@skiff/proto';
 import { journalMessage, readJournal } from '../journal/journald.js';
-import { containerConfig, env, exists, podConfig, rejectsWith } from '../testing/cri-fixtures.js';
-import { TestDaemon } from '../testing/test-daemon.js';
-import { addBusyboxImage } from '../testing/test-image.js';
-import { isRoot } from '../testing/test-env.js';
 import { mountPoints } from '../mounts/mountinfo.js';
 
 describe('containers', { skip: !isRoot && 'needs root' }, () => {

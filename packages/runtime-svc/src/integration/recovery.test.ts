@@ -4,16 +4,12 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callUnary } from '@skiff/proto';
-import { isProcessAlive } from '@skiff/common';
+import { isProcessAlive, runCommand } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
+import { allocatedIps, containerConfig, exists, podConfig, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
 import { NetnsManager } from '../cni/netns.js';
 import { Runc } from '../oci/runc.js';
-import { runCommand } from '../process/run-command.js';
 import { newId } from '../state/ids.js';
-import { allocatedIps, containerConfig, exists, podConfig } from '../testing/cri-fixtures.js';
-import { TestDaemon } from '../testing/test-daemon.js';
-import { addBusyboxImage } from '../testing/test-image.js';
-import { isRoot } from '../testing/test-env.js';
 import { mountPoints } from '../mounts/mountinfo.js';
 
 async function setPhase(file: string, phase: string): Promise<void> {

@@ -2,12 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { podConfig, rejectsWith, TestDaemon, isRoot } from '@skiff/test-support';
 import { status } from '@grpc/grpc-js';
 import { callUnary } from '@skiff/proto';
 import { packageVersion } from '../daemon/open-runtime.js';
-import { podConfig, rejectsWith } from '../testing/cri-fixtures.js';
-import { TestDaemon } from '../testing/test-daemon.js';
-import { isRoot } from '../testing/test-env.js';
 
 describe('runtime service: version, status and runtime configuration', { skip: !isRoot && 'needs root' }, () => {
   let d: TestDaemon;

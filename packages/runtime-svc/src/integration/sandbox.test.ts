@@ -2,12 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { allocatedIps, exists, podConfig, rejectsWith, TestDaemon, cgroupExistsAnywhere, isRoot } from '@skiff/test-support';
+import { runCommand } from '@skiff/common';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
-import { runCommand } from '../process/run-command.js';
-import { allocatedIps, exists, podConfig, rejectsWith } from '../testing/cri-fixtures.js';
-import { TestDaemon } from '../testing/test-daemon.js';
-import { cgroupExistsAnywhere, isRoot } from '../testing/test-env.js';
 import { mountPoints } from '../mounts/mountinfo.js';
 
 async function inPod(pid: number, ns: string[], args: string[]): Promise<string> {

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCommand } from '../process/run-command.js';
+import { runCommand } from '@skiff/common';
 
 export const JOURNALD_BINARY = '/lib/systemd/systemd-journald';
 /** journald's stream socket; accepting a connection on it proves journald is alive. */

@@ -1,13 +1,13 @@
 import { promises as fs, constants } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { logsContainerPath, StatusError, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
 type Answer = { code: number; message: string } | { down: true; restarting: boolean; message: string };
 
-function callLogs(socket: string, method: string, path: string, timeoutMs: number, body?: unknown): Promise<Answer> {
+function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path: string, timeoutMs: number, body?: TrackContainerRequest): Promise<Answer> {
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
@@ -17,7 +17,7 @@ function callLogs(socket: string, method: string, path: string, timeoutMs: numbe
       res.on('end', () => {
         let message = '';
         try {
-          message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? '';
+          message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<ErrorAnswer>).message ?? '';
         } catch {
           // no body
         }
@@ -43,7 +43,7 @@ const TRACK_TIMEOUT_MS = 10_000;
  * runtime-svc's list when it starts: no line is lost, so CreateContainer does not fail.
  */
 export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<void> {
-  const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', `/v1/containers/${id}`, TRACK_TIMEOUT_MS, { logPath });
+  const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath });
   if ('code' in answer && answer.code === 204) return;
   ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, 'logs-svc did not take the container; it will when it starts');
   const handle = await fs.open(logPath, constants.O_WRONLY | constants.O_CREAT, 0o640);
@@ -52,7 +52,7 @@ export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath
 
 /** Tells logs-svc a container is gone (best effort: at its start logs-svc drops what runtime-svc no longer lists). */
 export async function forgetContainerLog(ctx: RuntimeContext, id: string): Promise<void> {
-  const answer = await callLogs(ctx.config.logs.internal_socket, 'DELETE', `/v1/containers/${id}`, TRACK_TIMEOUT_MS);
+  const answer = await callLogs(ctx.config.logs.internal_socket, 'DELETE', logsContainerPath(id), TRACK_TIMEOUT_MS);
   if (!('code' in answer) || answer.code !== 204) ctx.log.warn({ container: id, answer: answer.message }, 'logs-svc was not told that the container was removed');
 }
 
@@ -67,7 +67,7 @@ export type FlushResult = 'flushed' | 'behind' | 'unavailable';
  * its log file.
  */
 export async function flushContainerLog(ctx: RuntimeContext, id: string): Promise<FlushResult> {
-  const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', `/v1/containers/${id}/flush`, 60_000);
+  const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'flush'), 60_000);
   if ('code' in answer && (answer.code === 204 || answer.code === 404)) return 'flushed';
   if ('code' in answer ? answer.code === 504 || answer.code === 503 : answer.restarting) return 'behind';
   ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, "the exited container's log may still be missing its last lines");
@@ -76,7 +76,7 @@ export async function flushContainerLog(ctx: RuntimeContext, id: string): Promis
 
 /** ReopenContainerLog through logs-svc: lines before it stay in the renamed file, later ones go to a new one. */
 export async function reopenContainerLogFile(ctx: RuntimeContext, id: string): Promise<void> {
-  const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', `/v1/containers/${id}/reopen`, 40_000);
+  const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'reopen'), 40_000);
   if ('code' in answer && answer.code === 204) return;
   if (!('code' in answer)) throw new StatusError(status.UNAVAILABLE, `ReopenContainerLog: ${answer.message}; start it (skiff up runs it) and retry`);
   const code = answer.code === 404 ? status.FAILED_PRECONDITION : answer.code === 503 || answer.code === 504 ? status.UNAVAILABLE : status.INTERNAL;

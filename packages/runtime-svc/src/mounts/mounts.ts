@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { runCommand } from '../process/run-command.js';
+import { runCommand } from '@skiff/common';
 import { mountPoints } from './mountinfo.js';
 
 export class MountError extends Error {

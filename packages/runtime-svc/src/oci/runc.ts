@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCommand, type CommandResult } from '../process/run-command.js';
+import { runCommand, type CommandResult } from '@skiff/common';
 import type { LinuxResources } from './runtime-spec.js';
 
 export const DEFAULT_RUNC_PATH = '/usr/sbin/runc';

@@ -1,5 +1,6 @@
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseProcStat, readProcStat } from '@skiff/common';
 
 export interface ProcessInfo {
   pid: number;
@@ -13,19 +14,7 @@ export interface ProcessInfo {
   argv: string[];
 }
 
-/** Fields of /proc/<pid>/stat; the command name may hold spaces and parentheses, so fields are read after the last ')'. */
-export function parseProcStat(text: string): Pick<ProcessInfo, 'state' | 'ppid' | 'pgid' | 'startTime'> | undefined {
-  const end = text.lastIndexOf(')');
-  if (end < 0) return undefined;
-  // After ')': state(3) ppid(4) pgrp(5) … starttime(22); index 0 here is field 3.
-  const fields = text.slice(end + 2).split(' ');
-  const state = fields[0] ?? '';
-  const ppid = Number(fields[1]);
-  const pgid = Number(fields[2]);
-  const startTime = Number(fields[19]);
-  if (!state || ![ppid, pgid, startTime].every(Number.isInteger)) return undefined;
-  return { state, ppid, pgid, startTime };
-}
+export { parseProcStat, readProcStat };
 
 async function readArgv(pid: number | string): Promise<string[] | undefined> {
   try {
@@ -40,19 +29,6 @@ async function readArgv(pid: number | string): Promise<string[] | undefined> {
 /** Whether a process in this /proc state still runs: a zombie (Z) or dead (X) one has ended. */
 export function isRunningState(state: string): boolean {
   return state !== 'Z' && state !== 'X';
-}
-
-/**
- * State, parent, group and start time of a process, or undefined when it does not exist. A
- * synchronous read: /proc answers from memory, and listings call this once per sandbox, where
- * a round trip through the thread pool would cost more than the read itself.
- */
-export function readProcStat(pid: number): Pick<ProcessInfo, 'state' | 'ppid' | 'pgid' | 'startTime'> | undefined {
-  try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** `argv`, when the caller has read it already, spares a second read of the command line. */

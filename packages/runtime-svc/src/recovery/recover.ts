@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { removeAtomicWriteDebris } from '@skiff/common';
+import { removeAtomicWriteDebris, errorMessage } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
 import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
@@ -10,7 +10,6 @@ import { FULL_ID } from '../state/ids.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { CGROUP_ROOT, removeCgroup } from '../cgroups/cgroups.js';
-import { errorMessage } from '../util/errno.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { nowNanos } from '../util/time.js';
 

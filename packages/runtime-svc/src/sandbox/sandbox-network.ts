@@ -1,8 +1,7 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, LOOPBACK_NETWORK } from '@skiff/common';
 import type { Attachment } from '../cni/cni.js';
 import { loadDefaultNetwork, type CniNetworkConfig } from '../cni/config.js';
-import { LOOPBACK_NETWORK } from '../cni/default-network.js';
 import { podIpsFromResult, type PodIp } from '../cni/result.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';

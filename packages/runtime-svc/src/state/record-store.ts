@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
-import { atomicWriteJson, readJsonIfExists } from '@skiff/common';
+import { atomicWriteJson, readJsonIfExists, errorMessage } from '@skiff/common';
 import type { RuntimePaths } from '../daemon/paths.js';
-import { errorMessage } from '../util/errno.js';
 import { FULL_ID } from './ids.js';
 import type { ContainerRecord, SandboxRecord } from './records.js';
 

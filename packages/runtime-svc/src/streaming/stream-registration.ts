@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, STREAM_REGISTRATION_PATH, type ErrorAnswer, type StreamRegistered, type StreamRequest } from '@skiff/common';
 
 const REGISTER_TIMEOUT_MS = 10_000;
 
@@ -8,16 +8,16 @@ const REGISTER_TIMEOUT_MS = 10_000;
 const STATUS_BY_HTTP: Record<number, status> = { 400: status.INVALID_ARGUMENT, 429: status.RESOURCE_EXHAUSTED };
 
 /** Hands a resolved request to stream-svc on its root-only socket; answers the URL the client opens. */
-export function registerStream(socket: string, call: string, body: Record<string, unknown>): Promise<string> {
+export function registerStream(socket: string, call: string, body: StreamRequest): Promise<string> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(
-      { socketPath: socket, path: '/v1/streams', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }, agent: false, timeout: REGISTER_TIMEOUT_MS },
+      { socketPath: socket, path: STREAM_REGISTRATION_PATH, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }, agent: false, timeout: REGISTER_TIMEOUT_MS },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          let answer: { url?: string; message?: string } = {};
+          let answer: Partial<StreamRegistered & ErrorAnswer> = {};
           try {
             answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof answer;
           } catch {

@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { callUnary, type cri } from '@skiff/proto';
-import { containerConfig, podConfig } from '@skiff/runtime-svc/dist/testing/cri-fixtures.js';
-import { TestDaemon } from '@skiff/runtime-svc/dist/testing/test-daemon.js';
-import { addBusyboxImage } from '@skiff/runtime-svc/dist/testing/test-image.js';
+import { containerConfig, podConfig, TestDaemon, addBusyboxImage } from '@skiff/test-support';
 import { StreamDaemon } from './stream-daemon.js';
 
 const IMAGE = 'docker.io/library/busybox:stream-test';

@@ -3,15 +3,14 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { bridgeNetworkConfig, chooseSubnet, hostRoutes, runCommand } from '@skiff/common';
 import { callUnary, createRuntimeClient, type RuntimeServiceClient } from '@skiff/proto';
-import { bridgeNetworkConfig, chooseSubnet, hostRoutes } from '../cni/default-network.js';
-import { NetnsManager } from '../cni/netns.js';
-import { Runc } from '../oci/runc.js';
-import { runCommand } from '../process/run-command.js';
-import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { deleteRuncContainers, unmountAllUnder } from './host-cleanup.js';
 import { removeCgroupEverywhere, uniqueName } from './test-env.js';
+import { workspacePath } from './workspace.js';
 
-const MAIN = new URL('../main.js', import.meta.url).pathname;
+/** runtime-svc's entry point as built in this workspace: the daemon runs as its own process, as in production. */
+const MAIN = workspacePath('packages/runtime-svc/dist/main.js');
 
 export interface TestDaemonOptions {
   /** Write a bridge network into the CNI configuration directory (else it starts empty). */
@@ -153,12 +152,9 @@ export class TestDaemon {
       }
     }
     await this.stop();
-    const runc = new Runc({ root: join(this.runDir, 'runc') });
-    for (const c of await runc.list().catch(() => [])) await runc.delete(c.id, { force: true }).catch(() => undefined);
-    const netns = new NetnsManager(join(this.runDir, 'netns'));
-    for (const entry of await netns.list()) await netns.remove(entry.name).catch(() => undefined);
-    await netns.releaseDir().catch(() => undefined);
-    for (const dir of [this.base, this.runDir]) for (const m of await mountsUnder(dir)) await unmountIfMounted(m).catch(() => undefined);
+    await deleteRuncContainers(join(this.runDir, 'runc'));
+    // Network namespace files, the namespace directory's own bind mount, container root filesystems.
+    await unmountAllUnder(this.runDir, this.base);
     await runCommand('ip', ['link', 'del', this.bridge], { timeoutMs: 10_000 });
     await removeCgroupEverywhere(this.cgroupParent);
     await fs.rm(this.runDir, { recursive: true, force: true });

@@ -1,5 +1,20 @@
-import { runCommand } from '../process/run-command.js';
-import type { CniNetworkConfig } from './config.js';
+import { runCommand } from './run-command.js';
+
+/** One plugin's entry in a network configuration list; all other keys pass to the plugin as-is. */
+export interface CniPluginConfig {
+  type: string;
+  /** Capability arguments the plugin accepts through runtimeConfig (e.g. portMappings). */
+  capabilities?: Record<string, boolean>;
+  [key: string]: unknown;
+}
+
+/** A network configuration (a .conflist, or a single-plugin .conf lifted into one). */
+export interface CniNetworkConfig {
+  cniVersion: string;
+  name: string;
+  disableCheck?: boolean;
+  plugins: CniPluginConfig[];
+}
 
 export const DEFAULT_NETWORK_NAME = 'skiff';
 export const DEFAULT_BRIDGE = 'skiff0';

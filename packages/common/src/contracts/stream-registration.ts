@@ -1,0 +1,148 @@
+/**
+ * The contract between runtime-svc (sender) and stream-svc (receiver): runtime-svc resolves a CRI
+ * Exec, Attach or PortForward request to what serving it takes and registers it on stream-svc's
+ * root-only internal socket; stream-svc answers with the single-use URL the client opens.
+ *
+ *   POST STREAM_REGISTRATION_PATH  StreamRequest  ->  201 StreamRegistered
+ *                                                 ->  400 ErrorAnswer (the request breaks this contract)
+ *                                                 ->  429 ErrorAnswer (too many requests are waiting)
+ *
+ * Binaries are never part of a request: stream-svc runs the runtime and conmon of its own
+ * configuration (the same skiff.toml runtime-svc reads), chosen by the RuntimeClass handler's name.
+ */
+import { ContractViolation, isObject, rejectUnknownFields } from './contract-error.js';
+
+export const STREAM_REGISTRATION_PATH = '/v1/streams';
+
+export interface StreamFlags {
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+/** Which runtime manages the container, and how runc's global options are set for it. */
+export interface ExecRuntime {
+  /** The RuntimeClass handler's name ("" or "runc" for the default runtime). */
+  handler: string;
+  /** The runtime's state directory (runc --root). */
+  root: string;
+  /** Further global arguments (e.g. --systemd-cgroup). */
+  args: string[];
+}
+
+/** A CRI Exec request, resolved by the runtime service to what running it takes. */
+export interface ExecStreamRequest extends StreamFlags {
+  kind: 'exec';
+  containerId: string;
+  cmd: string[];
+  runtime: ExecRuntime;
+  /** The container's OCI process (user, env, cwd, capabilities...); args and terminal are replaced. */
+  process: Record<string, unknown>;
+}
+
+/**
+ * A CRI Attach request: conmon's attach socket and control fifo of the container. `tty` is the
+ * container's own; `stdin` is only set when the container keeps a stdin open.
+ */
+export interface AttachStreamRequest extends StreamFlags {
+  kind: 'attach';
+  containerId: string;
+  attachSocket: string;
+  ctlFile: string;
+}
+
+/** A CRI PortForward request: the sandbox's network namespace. */
+export interface PortForwardStreamRequest {
+  kind: 'portforward';
+  podSandboxId: string;
+  netnsPath: string;
+  /** Ports named in the request; empty means the client chooses per stream. */
+  ports: number[];
+}
+
+export type StreamRequest = ExecStreamRequest | AttachStreamRequest | PortForwardStreamRequest;
+
+/** The 201 answer. */
+export interface StreamRegistered {
+  url: string;
+}
+
+const FLAG_FIELDS = ['tty', 'stdin', 'stdout', 'stderr'] as const;
+
+function bool(v: unknown, field: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new ContractViolation(field, 'must be a boolean');
+  return v;
+}
+
+function str(v: unknown, field: string): string {
+  if (typeof v !== 'string' || v === '') throw new ContractViolation(field, 'is required');
+  return v;
+}
+
+function absolutePath(v: unknown, field: string): string {
+  if (typeof v !== 'string' || !v.startsWith('/')) throw new ContractViolation(field, 'must be an absolute path');
+  return v;
+}
+
+function strings(v: unknown, field: string, nonEmpty: boolean): string[] {
+  if (!Array.isArray(v) || !v.every((a) => typeof a === 'string')) throw new ContractViolation(field, 'must be a list of strings');
+  if (nonEmpty && v.length === 0) throw new ContractViolation(field, 'is required');
+  return v as string[];
+}
+
+function flags(o: Record<string, unknown>, call: string): StreamFlags {
+  const f = { tty: bool(o['tty'], 'tty'), stdin: bool(o['stdin'], 'stdin'), stdout: bool(o['stdout'], 'stdout'), stderr: bool(o['stderr'], 'stderr') };
+  // The kubelet's rules: a terminal merges stderr into stdout, and a stream with nothing to carry is useless.
+  if (f.tty && f.stderr) throw new ContractViolation(`${call}: tty and stderr`, 'cannot both be true');
+  if (!f.stdin && !f.stdout && !f.stderr) throw new ContractViolation(`${call}: one of stdin, stdout or stderr`, 'must be set');
+  return f;
+}
+
+function execRuntime(v: unknown): ExecRuntime {
+  if (!isObject(v)) throw new ContractViolation('Exec: runtime', 'must name handler, root and args');
+  rejectUnknownFields(v, ['handler', 'root', 'args'], 'Exec: runtime.');
+  if (typeof v['handler'] !== 'string') throw new ContractViolation('Exec: runtime.handler', 'must be a string');
+  return { handler: v['handler'], root: absolutePath(v['root'], 'Exec: runtime.root'), args: strings(v['args'] ?? [], 'Exec: runtime.args', false) };
+}
+
+/** Checks a registration received on stream-svc's internal socket; a violation names the field. */
+export function parseStreamRequest(body: unknown): StreamRequest {
+  if (!isObject(body)) throw new ContractViolation('request body', 'must be a JSON object');
+  switch (body['kind']) {
+    case 'exec': {
+      rejectUnknownFields(body, ['kind', 'containerId', 'cmd', 'runtime', 'process', ...FLAG_FIELDS], 'Exec: ');
+      const containerId = str(body['containerId'], 'Exec: container_id');
+      const cmd = strings(body['cmd'], 'Exec: cmd', true);
+      const runtime = execRuntime(body['runtime']);
+      const proc = body['process'];
+      if (!isObject(proc)) throw new ContractViolation('Exec: process', "must be the container's OCI process");
+      return { kind: 'exec', containerId, cmd, runtime, process: proc, ...flags(body, 'Exec') };
+    }
+    case 'attach':
+      rejectUnknownFields(body, ['kind', 'containerId', 'attachSocket', 'ctlFile', ...FLAG_FIELDS], 'Attach: ');
+      return {
+        kind: 'attach',
+        containerId: str(body['containerId'], 'Attach: container_id'),
+        attachSocket: absolutePath(body['attachSocket'], 'Attach: attachSocket'),
+        ctlFile: absolutePath(body['ctlFile'], 'Attach: ctlFile'),
+        ...flags(body, 'Attach'),
+      };
+    case 'portforward': {
+      rejectUnknownFields(body, ['kind', 'podSandboxId', 'netnsPath', 'ports'], 'PortForward: ');
+      const ports = body['ports'] ?? [];
+      if (!Array.isArray(ports) || !ports.every((p) => Number.isInteger(p) && p > 0 && p < 65536)) {
+        throw new ContractViolation('PortForward: ports', 'must be TCP port numbers (1-65535)');
+      }
+      return {
+        kind: 'portforward',
+        podSandboxId: str(body['podSandboxId'], 'PortForward: pod_sandbox_id'),
+        netnsPath: absolutePath(body['netnsPath'], 'PortForward: netnsPath'),
+        ports: ports as number[],
+      };
+    }
+    default:
+      throw new ContractViolation('kind', `must be exec, attach or portforward, got ${JSON.stringify(body['kind'])}`);
+  }
+}

@@ -1,0 +1,33 @@
+// The part of @skiff/common that does not load @grpc/grpc-js, for services that never speak gRPC
+// (imported as '@skiff/common/core').
+export { createLogger, type Logger, type LogLevel } from './logger.js';
+export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris } from './atomic-file.js';
+export { loadConfig, configPathFor, defaultConfig, parseDuration, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type StreamServiceConfig, type LogsServiceConfig } from './config.js';
+export { bindPrivateSocket } from './private-socket.js';
+export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';
+export { SingleFlight } from './single-flight.js';
+export { Semaphore } from './semaphore.js';
+export { Mutex } from './mutex.js';
+export { pollUntil, sleep, withTimeout } from './poll.js';
+export { stopOnSignals } from './daemon-shutdown.js';
+export { errnoCode, errorMessage } from './errno.js';
+export { runCommand, CommandTimeoutError, type CommandResult, type RunCommandOptions } from './run-command.js';
+export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
+export {
+  DEFAULT_BRIDGE_CONFLIST,
+  DEFAULT_CONFLIST_FILE,
+  DEFAULT_NETWORK_NAME,
+  DEFAULT_BRIDGE,
+  DEFAULT_SUBNET,
+  FALLBACK_SUBNETS,
+  LOOPBACK_NETWORK,
+  bridgeNetworkConfig,
+  chooseSubnet,
+  cidrsOverlap,
+  parseCidr,
+  hostRoutes,
+  type BridgeNetworkOptions,
+  type CniNetworkConfig,
+  type CniPluginConfig,
+} from './cni-default-network.js';
+export * from './contracts/index.js';

@@ -1,0 +1,15 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execBinaries } from './exec-binaries.js';
+
+const config = { runc: '/usr/sbin/runc', conmon: '/usr/bin/conmon', handlers: [{ name: 'gvisor', runtime_path: '/usr/bin/runsc' }] };
+
+test("an exec runs the runtime that stream-svc's configuration names for the container's handler", () => {
+  assert.deepEqual(execBinaries(config, { handler: 'gvisor', root: '/run/skiff/runtimes/gvisor', args: [] }), {
+    runtime: { path: '/usr/bin/runsc', root: '/run/skiff/runtimes/gvisor', args: [] },
+    conmon: '/usr/bin/conmon',
+  });
+  for (const handler of ['', 'runc', 'removed-since']) {
+    assert.equal(execBinaries(config, { handler, root: '/run/skiff/runc', args: ['--systemd-cgroup'] }).runtime.path, '/usr/sbin/runc');
+  }
+});
