@@ -55,7 +55,7 @@ export {
   type BridgeNetworkOptions,
 } from './cni/default-network.js';
 
-export { ensureJournald, journaldRunning, readJournal, journalMessage, JOURNALD_BINARY, type JournalEntry } from './journal/journald.js';
+export { readJournal, journalMessage, type JournalEntry } from './journal/journald.js';
 export { runCommand, CommandTimeoutError, type CommandResult, type RunCommandOptions } from './process/run-command.js';
 
 export { openRuntime, packageVersion, type OpenRuntimeOptions } from './daemon/open-runtime.js';
