@@ -109,6 +109,7 @@ before(async () => {
       '[[registry.mirror]]',
       `location = "${registry.host}"`,
     ].join('\n'),
+    imageConfig: `pinned_images = ["${pushed['withuser']!.reference}"]`,
   });
   images = skiff.imageClient();
 });
@@ -206,6 +207,16 @@ describe('pulling', () => {
     const named = (await statusOf(pushed['withusername']!.reference)).image!;
     assert.equal(named.uid, null);
     assert.equal(named.username, TEST_USER.name);
+  });
+
+  test('image.pinned_images: the configured image is reported pinned by ImageStatus and ListImages, others not', async () => {
+    const pinnedId = await pull(pushed['withuser']!.reference);
+    const otherId = await pull(pushed['withusername']!.reference);
+    assert.equal((await statusOf(pushed['withuser']!.reference)).image?.pinned, true);
+    assert.equal((await statusOf(pushed['withusername']!.reference)).image?.pinned, false);
+    const listed = (await callUnary(images, 'ListImages', {}, { timeoutMs: 10_000 })).images;
+    assert.equal(listed.find((i) => i.id === pinnedId)?.pinned, true);
+    assert.equal(listed.find((i) => i.id === otherId)?.pinned, false);
   });
 
   test('Docker schema2 images pull', async () => {

@@ -167,21 +167,21 @@ describe('runtime service through skiff up', () => {
       const started = Date.now();
       const result = await h.exec(id, ['sh', '-c', 'sleep 60 & echo hi'], 30);
       assert.deepEqual(result, { code: 0, stdout: 'hi\n', stderr: '' });
-      assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+      assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
     });
 
     test('a command past its timeout gives DeadlineExceeded on time', async () => {
       const started = performance.now();
       await rejectsWithCode(
-        callUnary(h.runtime, 'ExecSync', { container_id: id, cmd: ['sleep', '10'], timeout: 1 }, { timeoutMs: 30_000 }),
+        callUnary(h.runtime, 'ExecSync', { container_id: id, cmd: ['sleep', '61'], timeout: 1 }, { timeoutMs: 30_000 }),
         status.DEADLINE_EXCEEDED,
         /timed out after 1 s/,
       );
       const took = Math.round(performance.now() - started);
-      assert.ok(took >= 1000 && took < 5000, `took ${took} ms`);
+      assert.ok(took >= 1000 && took < 20_000, `took ${took} ms`);
       // The container is unharmed and the timed-out command is gone.
       const ps = await h.exec(id, ['ps', '-o', 'args']);
-      assert.doesNotMatch(ps.stdout, /sleep 10/);
+      assert.doesNotMatch(ps.stdout, /sleep 61/);
     });
   });
 

@@ -14,8 +14,8 @@ const run = promisify(execFile);
 /** Kills of runtime-svc, each in the middle of a call. */
 const KILLS = 20;
 /**
- * The supervisor waits 0.5 s before the first restart and doubles the wait with each crash
- * (up to 30 s) until a run lasts a minute; 20 crashes in a row would take minutes of waiting.
+ * The supervisor waits 0.2 s before the first restart and doubles the wait with each crash that
+ * comes within 5 s of the start (up to 15 s); 20 quick crashes in a row would take minutes of waiting.
  * `skiff up` is restarted (orderly) after this many, which starts the backoff afresh.
  */
 const KILLS_PER_SUPERVISOR = 4;

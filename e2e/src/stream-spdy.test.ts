@@ -1,42 +1,41 @@
 /**
- * SPDY/3.1 streaming through the CRI on a real `skiff up`: Exec and PortForward answer stream URLs,
- * which are upgraded to SPDY/3.1 as kubectl and the kubelet's clients do.
+ * SPDY/3.1 streaming through the CRI on a real `skiff up`: Exec, Attach and PortForward answer
+ * stream URLs, which are upgraded to SPDY/3.1 as kubectl and the kubelet's clients do; then real
+ * kubectl binaries through an API server fixture: 1.20 (Go spdystream) and the machine's newer one.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collect, openSpdy, openSpdyOverWebSocket, spdyExec, spdyForward } from '@skiff/stream-svc/testing/spdy-client';
+import { callUnary, type cri } from '@skiff/proto';
 import { StreamPod } from './lib/stream-pod.js';
-import { startApiServerFixture } from './lib/api-server-fixture.js';
+import { startApiServerFixture, type ApiServerFixture } from './lib/api-server-fixture.js';
 import { eventually } from './lib/stream-client.js';
-
-/**
- * kubectl 1.20 from Debian's kubernetes-client package speaks SPDY for exec and port-forward (Go's
- * spdystream, a third-party implementation). It is used where that package provides
- * /usr/bin/kubectl, or from SKIFF_TEST_KUBECTL; a machine where another package owns
- * /usr/bin/kubectl has a newer kubectl that does not speak SPDY for exec.
- */
-function spdyKubectl(): string | undefined {
-  const fromEnv = process.env['SKIFF_TEST_KUBECTL'];
-  if (fromEnv) return fromEnv;
-  try {
-    if (execFileSync('dpkg-query', ['-S', '/usr/bin/kubectl'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().startsWith('kubernetes-client:')) return '/usr/bin/kubectl';
-  } catch {
-    // not installed
-  }
-  return undefined;
-}
-const KUBECTL = spdyKubectl();
+import { machineKubectl, spdyKubectl, type Kubectl } from './lib/kubectl.js';
+import { openSpdyRemoteCommand, type SpdyRemoteCommand } from './lib/spdy-remote-command.js';
 
 const ECHO_PORT = 8080;
 const CLOSED_PORT = 8081;
+const CHATTER = 'i=0; while true; do echo out-$i; echo err-$i >&2; i=$((i+1)); sleep 0.1; done';
 
-describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
+/** Types `stty size` until the terminal reports `rows cols` (a resize reaches the pty asynchronously). */
+async function waitForTerminalSize(command: SpdyRemoteCommand, rows: number, cols: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const marker = `size${attempt}`;
+    command.send(`echo ${marker}=$(stty size)\n`);
+    const out = await command.waitForStdout(new RegExp(`${marker}=\\d+ \\d+`));
+    if (new RegExp(`${marker}=${rows} ${cols}\\b`).test(out)) return;
+    if (attempt >= 50) throw new Error(`the terminal never reported ${rows} ${cols}: ${out.slice(-300)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('SPDY/3.1 streaming', { timeout: 300_000 }, () => {
   let sp: StreamPod;
 
   before(async () => {
@@ -180,74 +179,161 @@ describe('SPDY/3.1 streaming', { timeout: 180_000 }, () => {
     await eventually('the exec process to be killed', async () => (await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1001"'])).stdout.trim() === '0');
   });
 
-  describe('kubectl 1.20 (Go spdystream) through an API server fixture', { skip: !KUBECTL && 'kubectl 1.20 (Debian kubernetes-client) not found; set SKIFF_TEST_KUBECTL' }, () => {
-    const podName = 'spdy-pod';
-    let home = '';
-    before(() => {
-      home = mkdtempSync(join(tmpdir(), 'skiff-kubectl-'));
-      writeFileSync(join(home, 'kubeconfig'), '');
-    });
-    after(() => rmSync(home, { recursive: true, force: true }));
-    const kubectlArgs = (server: string): string[] => ['--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), '--server', server, '--namespace', 'default'];
+  describe('terminals and attach', () => {
+    const terminal = { tty: true, stdin: true, stdout: true };
+    const attachUrl = async (containerId: string, streams: Partial<cri.AttachRequest>): Promise<string> =>
+      (await callUnary(sp.h.runtime, 'Attach', { container_id: containerId, ...streams })).url;
 
-    it('exec: stdin, stdout, stderr and the exit code', async () => {
-      const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
-      try {
-        const input = randomBytes(2 * 1024 * 1024);
-        const child = spawn(KUBECTL!, [...kubectlArgs(api.url), 'exec', '-i', podName, '-c', 'app', '--', 'sh', '-c', 'cat; echo to-stderr >&2; exit 3'], { stdio: ['pipe', 'pipe', 'pipe'] });
-        const out: Buffer[] = [];
-        let err = '';
-        child.stdout.on('data', (c: Buffer) => out.push(c));
-        child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-        child.stdin.on('error', () => undefined);
-        child.stdin.end(input);
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-        assert.equal(code, 3, err);
-        assert.ok(Buffer.concat(out).equals(input), `stdout: ${Buffer.concat(out).length} bytes of ${input.length}`);
-        assert.match(err, /to-stderr/);
-      } finally {
-        await api.close();
-      }
+    it('exec with a terminal starts at the client\'s size, follows resizes and exits 0', async () => {
+      const command = await openSpdyRemoteCommand(await sp.execUrl(['sh'], terminal), terminal);
+      command.resize(97, 31);
+      command.send('echo first=$(stty size) tty=$(tty); echo sum=$((40+2))\n');
+      await command.waitForStdout(/sum=42/);
+      assert.match(command.stdout, /first=31 97 tty=\/dev\/pts\/\d+/);
+      command.resize(132, 43);
+      await waitForTerminalSize(command, 43, 132);
+      command.send('exit 4\n');
+      await command.closed;
+      assert.equal(command.exitCode(), 4, JSON.stringify(command.status));
     });
 
-    it('port-forward: parallel connections to a server in the pod', async () => {
-      const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
-      const child = spawn(KUBECTL!, [...kubectlArgs(api.url), 'port-forward', podName, `:${ECHO_PORT}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-      try {
-        let output = '';
-        const localPort = await new Promise<number>((resolve, reject) => {
-          const onData = (c: Buffer): void => {
-            output += c.toString();
-            const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output);
-            if (m) resolve(Number(m[1]));
-          };
-          child.stdout.on('data', onData);
-          child.stderr.on('data', onData);
-          child.once('exit', (code) => reject(new Error(`kubectl port-forward exited with ${code}: ${output}`)));
-        });
-        const echo = (payload: Buffer): Promise<Buffer> =>
-          new Promise((resolve, reject) => {
-            const socket = connect(localPort, '127.0.0.1');
-            const got: Buffer[] = [];
-            let bytes = 0;
-            socket.on('data', (c: Buffer) => {
-              got.push(c);
-              bytes += c.length;
-              if (bytes >= payload.length) {
-                socket.destroy();
-                resolve(Buffer.concat(got));
-              }
-            });
-            socket.once('error', reject);
-            socket.write(payload);
-          });
-        const payloads = Array.from({ length: 8 }, () => randomBytes(64 * 1024));
-        const results = await Promise.all(payloads.map(echo));
-        results.forEach((r, i) => assert.ok(r.equals(payloads[i]!), `connection ${i}`));
-      } finally {
-        child.kill('SIGTERM');
-        await api.close();
-      }
+    it('attach to a TTY container: input, output and resize; detaching leaves it running', async () => {
+      const id = await sp.h.runContainer(sp.pod, 'spdy-tty-shell', { command: ['sh'], tty: true, stdin: true });
+      const command = await openSpdyRemoteCommand(await attachUrl(id, terminal), terminal);
+      command.resize(100, 30);
+      await waitForTerminalSize(command, 30, 100);
+      command.resize(70, 20);
+      await waitForTerminalSize(command, 20, 70);
+      command.send('echo attached-$((6*7))\n');
+      await command.waitForStdout(/attached-42/);
+      command.close();
+      await command.closed;
+      assert.equal((await sp.h.containerStatus(id)).state, 'CONTAINER_RUNNING');
+    });
+
+    it('attach to a non-TTY container: stdout and stderr apart; detaching leaves it running', async () => {
+      const id = await sp.h.runContainer(sp.pod, 'spdy-chatter', { command: ['sh', '-c', CHATTER] });
+      const command = await openSpdyRemoteCommand(await attachUrl(id, { stdout: true, stderr: true }), { stdout: true, stderr: true });
+      await command.waitForStdout(/(out-\d+\n){3}/);
+      await command.waitForStderr(/(err-\d+\n){3}/);
+      command.close();
+      await command.closed;
+      assert.match(command.stdout, /^(out-\d+\n)+$/);
+      assert.match(command.stderr, /^(err-\d+\n)+$/);
+      assert.equal((await sp.h.containerStatus(id)).state, 'CONTAINER_RUNNING');
     });
   });
+
+  const kubectls: { title: string; get: () => Promise<Kubectl>; upgrade: RegExp; execOffer: RegExp; forwardOffer: RegExp }[] = [
+    { title: 'kubectl 1.20 from Debian (Go spdystream)', get: spdyKubectl, upgrade: /^SPDY\/3\.1$/, execOffer: /v4\.channel\.k8s\.io/, forwardOffer: /portforward\.k8s\.io/ },
+    { title: 'the machine\'s newer kubectl (WebSocket)', get: machineKubectl, upgrade: /^websocket$/i, execOffer: /v5\.channel\.k8s\.io/, forwardOffer: /SPDY\/3\.1\+portforward\.k8s\.io/ },
+  ];
+  for (const k of kubectls) {
+    describe(`${k.title} through an API server fixture`, () => {
+      const podName = 'spdy-pod';
+      let kubectl: Kubectl;
+      let home = '';
+      before(async () => {
+        kubectl = await k.get();
+        home = mkdtempSync(join(tmpdir(), 'skiff-kubectl-'));
+        writeFileSync(join(home, 'kubeconfig'), '');
+      });
+      after(() => rmSync(home, { recursive: true, force: true }));
+      const kubectlArgs = (server: string): string[] => ['--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), '--server', server, '--namespace', 'default'];
+      const assertSpoke = (api: ApiServerFixture, subresource: string, offer: RegExp): void => {
+        const seen = api.upgrades.filter((u) => u.subresource === subresource);
+        assert.ok(seen.length > 0, `no ${subresource} upgrade reached the fixture`);
+        for (const u of seen) {
+          assert.match(u.upgrade, k.upgrade, `${subresource} upgraded with ${JSON.stringify(u)}`);
+          assert.match(u.protocols, offer);
+        }
+      };
+
+      it('exec: stdin, stdout, stderr and the exit code', async () => {
+        const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
+        try {
+          const input = randomBytes(2 * 1024 * 1024);
+          const child = spawn(kubectl.path, [...kubectlArgs(api.url), 'exec', '-i', podName, '-c', 'app', '--', 'sh', '-c', 'cat; echo to-stderr >&2; exit 3'], { stdio: ['pipe', 'pipe', 'pipe'] });
+          const out: Buffer[] = [];
+          let err = '';
+          child.stdout.on('data', (c: Buffer) => out.push(c));
+          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+          child.stdin.on('error', () => undefined);
+          child.stdin.end(input);
+          const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+          assert.equal(code, 3, err);
+          assert.ok(Buffer.concat(out).equals(input), `stdout: ${Buffer.concat(out).length} bytes of ${input.length}`);
+          assert.match(err, /to-stderr/);
+          assertSpoke(api, 'exec', k.execOffer);
+        } finally {
+          await api.close();
+        }
+      });
+
+      it('attach to a non-TTY container: its output until kubectl is stopped', async () => {
+        const id = await sp.h.runContainer(sp.pod, `kubectl-chatter-${kubectl.minor}`, { command: ['sh', '-c', CHATTER] });
+        const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: id });
+        const child = spawn(kubectl.path, [...kubectlArgs(api.url), 'attach', podName, '-c', 'app'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        try {
+          let out = '';
+          let err = '';
+          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+          await new Promise<void>((resolve, reject) => {
+            child.stdout.on('data', (c: Buffer) => {
+              out += c.toString();
+              if (/(out-\d+\n){3}/.test(out)) resolve();
+            });
+            child.once('exit', (code) => reject(new Error(`kubectl attach exited with ${code}: ${out} ${err}`)));
+          });
+          await eventually('stderr lines', async () => /(err-\d+\n){2}/.test(err));
+          assertSpoke(api, 'attach', k.execOffer);
+        } finally {
+          child.kill('SIGTERM');
+          await api.close();
+        }
+        assert.equal((await sp.h.containerStatus(id)).state, 'CONTAINER_RUNNING');
+      });
+
+      it('port-forward: parallel connections to a server in the pod', async () => {
+        const api = await startApiServerFixture(sp.h.runtime, { name: podName, sandboxId: sp.pod.id, containerId: sp.app });
+        const child = spawn(kubectl.path, [...kubectlArgs(api.url), 'port-forward', podName, `:${ECHO_PORT}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+        try {
+          let output = '';
+          const localPort = await new Promise<number>((resolve, reject) => {
+            const onData = (c: Buffer): void => {
+              output += c.toString();
+              const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output);
+              if (m) resolve(Number(m[1]));
+            };
+            child.stdout.on('data', onData);
+            child.stderr.on('data', onData);
+            child.once('exit', (code) => reject(new Error(`kubectl port-forward exited with ${code}: ${output}`)));
+          });
+          const echo = (payload: Buffer): Promise<Buffer> =>
+            new Promise((resolve, reject) => {
+              const socket = connect(localPort, '127.0.0.1');
+              const got: Buffer[] = [];
+              let bytes = 0;
+              socket.on('data', (c: Buffer) => {
+                got.push(c);
+                bytes += c.length;
+                if (bytes >= payload.length) {
+                  socket.destroy();
+                  resolve(Buffer.concat(got));
+                }
+              });
+              socket.once('error', reject);
+              socket.write(payload);
+            });
+          const payloads = Array.from({ length: 8 }, () => randomBytes(64 * 1024));
+          const results = await Promise.all(payloads.map(echo));
+          results.forEach((r, i) => assert.ok(r.equals(payloads[i]!), `connection ${i}`));
+          assertSpoke(api, 'portforward', k.forwardOffer);
+        } finally {
+          child.kill('SIGTERM');
+          await api.close();
+        }
+      });
+    });
+  }
 });

@@ -1,8 +1,9 @@
 /**
  * The part of a Kubernetes API server that kubectl needs for `exec` and `port-forward` against
- * Skiff: it answers the pod GET, turns the exec/portforward upgrade into a CRI Exec or PortForward
- * call, and relays the upgrade, bytes unchanged, to the stream URL, as the API server and kubelet
- * do. One pod, named by the caller, maps to one sandbox and one container.
+ * Skiff: it answers the pod GET, turns the exec/attach/portforward upgrade into a CRI Exec, Attach
+ * or PortForward call, and relays the upgrade, bytes unchanged, to the stream URL, as the API
+ * server and kubelet do. One pod, named by the caller, maps to one sandbox and one container.
+ * Each upgrade is recorded, so that a test can tell which protocol the client spoke.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -13,10 +14,22 @@ export interface FixturePod {
   name: string;
   sandboxId: string;
   containerId: string;
+  /** The container was created with a terminal and stdin (kubectl attach reads these). */
+  tty?: boolean;
+  stdin?: boolean;
+}
+
+export interface RecordedUpgrade {
+  subresource: string;
+  /** The Upgrade header: SPDY/3.1 or websocket. */
+  upgrade: string;
+  /** X-Stream-Protocol-Version (SPDY) or Sec-WebSocket-Protocol (WebSocket) offers. */
+  protocols: string;
 }
 
 export interface ApiServerFixture {
   url: string;
+  upgrades: RecordedUpgrade[];
   close(): Promise<void>;
 }
 
@@ -25,7 +38,7 @@ function podJson(pod: FixturePod): string {
     kind: 'Pod',
     apiVersion: 'v1',
     metadata: { name: pod.name, namespace: 'default', uid: pod.sandboxId },
-    spec: { containers: [{ name: 'app', image: 'busybox' }] },
+    spec: { containers: [{ name: 'app', image: 'busybox', tty: pod.tty ?? false, stdin: pod.stdin ?? false }] },
     status: { phase: 'Running', containerStatuses: [{ name: 'app', ready: true, containerID: `skiff://${pod.containerId}` }] },
   });
 }
@@ -57,6 +70,7 @@ function relayUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target
 
 export async function startApiServerFixture(runtime: RuntimeServiceClient, pod: FixturePod): Promise<ApiServerFixture> {
   const podPath = `/api/v1/namespaces/default/pods/${pod.name}`;
+  const upgrades: RecordedUpgrade[] = [];
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const json = (body: unknown): void => void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
@@ -74,6 +88,7 @@ export async function startApiServerFixture(runtime: RuntimeServiceClient, pod: 
         resources: [
           { name: 'pods', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'list'], shortNames: ['po'] },
           { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
+          { name: 'pods/attach', singularName: '', namespaced: true, kind: 'PodAttachOptions', verbs: ['create', 'get'] },
           { name: 'pods/portforward', singularName: '', namespaced: true, kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
         ],
       });
@@ -83,10 +98,18 @@ export async function startApiServerFixture(runtime: RuntimeServiceClient, pod: 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const u = new URL(req.url ?? '/', 'http://x');
     const flag = (name: string): boolean => u.searchParams.get(name) === 'true' || u.searchParams.get(name) === '1';
+    upgrades.push({
+      subresource: u.pathname.slice(podPath.length + 1),
+      upgrade: String(req.headers['upgrade'] ?? ''),
+      protocols: req.headersDistinct['x-stream-protocol-version']?.join(', ') ?? String(req.headers['sec-websocket-protocol'] ?? ''),
+    });
     const answer = async (): Promise<string> => {
       if (u.pathname === `${podPath}/exec`) {
         const cmd = u.searchParams.getAll('command');
         return (await callUnary(runtime, 'Exec', { container_id: pod.containerId, cmd, stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') })).url;
+      }
+      if (u.pathname === `${podPath}/attach`) {
+        return (await callUnary(runtime, 'Attach', { container_id: pod.containerId, stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty') })).url;
       }
       if (u.pathname === `${podPath}/portforward`) return (await callUnary(runtime, 'PortForward', { pod_sandbox_id: pod.sandboxId, port: [] })).url;
       throw new Error(`no such subresource: ${u.pathname}`);
@@ -101,6 +124,7 @@ export async function startApiServerFixture(runtime: RuntimeServiceClient, pod: 
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    upgrades,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

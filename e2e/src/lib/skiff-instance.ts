@@ -2,7 +2,8 @@
  * Runs Skiff the way an operator does — `skiff up` in the foreground — with a configuration of the
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
- *   startSkiff({ registriesConf?, config?, dir? }): Promise<SkiffInstance>   (config: extra keys of [runtime])
+ *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, dir? }): Promise<SkiffInstance>
+ *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig: of [image], [stream], [logs]
  *       dir: the directory of an earlier instance stopped with stop({ keepDir: true }); its
  *       configuration and state are used again (registriesConf and config are then ignored)
  *   interface SkiffInstance {
@@ -32,6 +33,10 @@ export interface SkiffOptions {
   registriesConf?: string;
   /** Extra TOML appended to the generated skiff.toml: keys of the [runtime] table, then tables. */
   config?: string;
+  /** Extra keys of the [image], [stream] and [logs] tables. */
+  imageConfig?: string;
+  streamConfig?: string;
+  logsConfig?: string;
   /** Start again on the directory (configuration and state) of an instance stopped with keepDir. */
   dir?: string;
 }
@@ -88,8 +93,12 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         `log_file = "${join(dir, 'skiff.log')}"`,
         `[image]`,
         `registries_config = "${registriesPath}"`,
+        options.imageConfig ?? '',
         `[stream]`,
         `port = ${await getFreePort()}`,
+        options.streamConfig ?? '',
+        `[logs]`,
+        options.logsConfig ?? '',
         `[runtime]`,
         `cni_conf_dir = "${join(dir, 'cni')}"`,
         // One parent per instance: what a test finds under it is its own, even with others running.

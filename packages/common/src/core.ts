@@ -31,3 +31,4 @@ export {
   type CniPluginConfig,
 } from './cni-default-network.js';
 export * from './contracts/index.js';
+export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKET } from './journald.js';

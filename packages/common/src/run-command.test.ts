@@ -10,15 +10,15 @@ describe('runCommand', () => {
 
   it('kills the child at the time limit', async () => {
     const started = Date.now();
-    await assert.rejects(runCommand('sleep', ['10'], { timeoutMs: 200 }), CommandTimeoutError);
-    assert.ok(Date.now() - started < 3000);
+    await assert.rejects(runCommand('sleep', ['60'], { timeoutMs: 200 }), CommandTimeoutError);
+    assert.ok(Date.now() - started < 20_000);
   });
 
   it('does not wait for a background process that keeps the pipes open', async () => {
     const started = Date.now();
-    const r = await runCommand('sh', ['-c', 'sleep 5 & echo done'], { drainAfterExitMs: 100 });
+    const r = await runCommand('sh', ['-c', 'sleep 30 & echo done'], { drainAfterExitMs: 100 });
     assert.equal(r.stdout, 'done\n');
-    assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+    assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
   });
 
   it('rejects when the program does not exist', async () => {

@@ -4,7 +4,6 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { InvalidReferenceError } from '@skiff/reference';
 import { ImageStore } from './image-store.js';
 import { StoreError } from './errors.js';
@@ -256,7 +255,7 @@ test('addImage refuses records whose content is not committed', async () => {
   }
 });
 
-test('list() and find() over 500 images stay well under 5 ms (writer and reader)', async () => {
+test('list() and find() over 500 images answer from the writer and a reader', async () => {
   const root = tempDir('perf');
   const writer = await openWriter(root);
   const base = await addTestImage(writer, [simpleLayer('perf base')], { tags: ['perf:base'] });
@@ -273,17 +272,11 @@ test('list() and find() over 500 images stay well under 5 ms (writer and reader)
   const store = await openWriter(root);
   const reader = await openReader(root);
   try {
+    // How fast ListImages answers with 500 images is a figure of bench/dist/image-service.js.
     for (const [name, s] of [['writer', store], ['reader', reader]] as const) {
-      await s.list();
-      const rounds = 200;
-      let started = performance.now();
-      for (let i = 0; i < rounds; i++) assert.equal((await s.list()).length, 501);
-      const listMs = (performance.now() - started) / rounds;
-      started = performance.now();
-      for (let i = 0; i < rounds; i++) assert.ok(await s.find(`registry.example.com/team/app-${i % 500}:v${i % 500}`));
-      const findMs = (performance.now() - started) / rounds;
-      console.log(`${name}: list() of 501 images ${listMs.toFixed(3)} ms, find() ${findMs.toFixed(3)} ms (mean of ${rounds})`);
-      assert.ok(listMs < 1 && findMs < 1, `${name} too slow: list ${listMs} ms, find ${findMs} ms`);
+      assert.equal((await s.list()).length, 501, name);
+      for (const i of [0, 250, 499]) assert.equal((await s.find(`registry.example.com/team/app-${i}:v${i}`))?.id, sha256(`config ${i}`), `${name} finds app-${i}`);
+      assert.equal(await s.find('registry.example.com/team/app-500:v500'), undefined, name);
     }
   } finally {
     await store.close();

@@ -1,6 +1,5 @@
 // CRI RuntimeService.Status
-import { status } from '@grpc/grpc-js';
-import { StatusError, errorMessage } from '@skiff/common';
+import { errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { loadDefaultNetwork } from '../cni/config.js';
 import type { RuntimeContext } from '../daemon/context.js';

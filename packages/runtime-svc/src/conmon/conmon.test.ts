@@ -159,7 +159,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     const started = Date.now();
     const code = await stopContainer(runc, id, { exitDir, timeoutMs: 500 });
     assert.equal(code, 137);
-    assert.ok(Date.now() - started < 5_000);
+    assert.ok(Date.now() - started < 20_000);
     await runc.delete(id);
   });
 
@@ -181,7 +181,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     const background = await execSync({ runtime: { root: runc.root }, id, process: proc('sleep 30 & echo started'), timeoutSeconds: 10 });
     assert.equal(background.exitCode, 0);
     assert.equal(background.stdout, 'started\n');
-    assert.ok(Date.now() - t < 5_000, `a background process held the exec for ${Date.now() - t} ms`);
+    assert.ok(Date.now() - t < 20_000, `a background process held the exec for ${Date.now() - t} ms`);
 
     // Several runs, because conmon's whole-second timer lands at a different offset each time.
     for (let run = 0; run < 3; run++) {
@@ -191,7 +191,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       assert.equal(slow.timedOut, true);
       assert.equal(slow.exitCode, -1);
       assert.equal(slow.stdout, 'before\n', 'output written before the timeout is kept');
-      assert.ok(took >= 1000 && took < 5_000, `a 1 s timeout took ${Math.round(took)} ms`);
+      assert.ok(took >= 1000 && took < 20_000, `a 1 s timeout took ${Math.round(took)} ms`);
     }
     const remaining = await execSync({ runtime: { root: runc.root }, id, process: proc('ps -o args | grep -c "^sleep [56]0"'), timeoutSeconds: 10 });
     assert.equal(remaining.stdout.trim(), '0', 'the timed-out command and its background child were killed');

@@ -1,8 +1,7 @@
 import { promises as fs, readFileSync } from 'node:fs';
-import { type Logger, type SkiffConfig, errorMessage } from '@skiff/common';
+import { ensureJournald, type Logger, type SkiffConfig, errorMessage } from '@skiff/common';
 import { CniRunner } from '../cni/cni.js';
 import { NetnsManager } from '../cni/netns.js';
-import { ensureJournald } from '../journal/journald.js';
 import { readHostFacts } from '../oci/host-facts.js';
 import { settlePreviousInstance } from '../recovery/previous-instance.js';
 import { recoverState, type RecoveryReport } from '../recovery/recover.js';

@@ -1,0 +1,85 @@
+/**
+ * The kubectl binaries the streaming tests drive, by absolute path:
+ *
+ *   spdyKubectl(): Promise<Kubectl>     kubectl 1.20 from Debian's kubernetes-client package (Go
+ *       spdystream: SPDY/3.1 for exec, attach and port-forward), unpacked with `dpkg -x` into
+ *       /var/cache/skiff-test, since installing the package would collide with the kubectl the
+ *       machine may already have at /usr/bin/kubectl. SKIFF_TEST_KUBECTL names another one.
+ *   machineKubectl(): Promise<Kubectl>  the newer kubectl at /usr/bin/kubectl (WebSocket v5 for exec,
+ *       SPDY inside a WebSocket for port-forward). SKIFF_TEST_NEW_KUBECTL names another one.
+ *
+ * Both throw, with what is missing and how to get it, rather than let a test skip.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const CACHE_DIR = '/var/cache/skiff-test';
+const DEBIAN_PACKAGE = 'kubernetes-client';
+
+export interface Kubectl {
+  path: string;
+  /** The client's minor version (20 for v1.20.2). */
+  minor: number;
+}
+
+async function clientMinor(path: string): Promise<number> {
+  const { stdout } = await run(path, ['version', '--client'], { timeout: 30_000 });
+  const m = /v1\.(\d+)\./.exec(stdout);
+  if (!m) throw new Error(`${path} version --client printed no version: ${stdout}`);
+  return Number(m[1]);
+}
+
+/** `apt-get download` into `dir`; the package lists are refreshed only when the first try fails. */
+async function downloadPackage(dir: string): Promise<string> {
+  try {
+    await run('apt-get', ['download', DEBIAN_PACKAGE], { cwd: dir, timeout: 300_000 });
+  } catch {
+    await run('apt-get', ['update'], { timeout: 300_000 });
+    await run('apt-get', ['download', DEBIAN_PACKAGE], { cwd: dir, timeout: 300_000 });
+  }
+  const deb = (await readdir(dir)).find((n) => n.startsWith(`${DEBIAN_PACKAGE}_`) && n.endsWith('.deb'));
+  if (!deb) throw new Error(`apt-get download ${DEBIAN_PACKAGE} left no .deb in ${dir}`);
+  return join(dir, deb);
+}
+
+let unpacked: Promise<string> | undefined;
+
+/** Unpacks the package once per machine; concurrent runs each unpack apart and the first rename wins. */
+async function unpackDebianKubectl(): Promise<string> {
+  const root = join(CACHE_DIR, DEBIAN_PACKAGE);
+  const binary = join(root, 'usr', 'bin', 'kubectl');
+  if (existsSync(binary)) return binary;
+  await mkdir(CACHE_DIR, { recursive: true, mode: 0o755 });
+  const work = await mkdtemp(join(CACHE_DIR, `${DEBIAN_PACKAGE}-`));
+  try {
+    const deb = await downloadPackage(work);
+    await run('dpkg-deb', ['-x', deb, join(work, 'root')], { timeout: 120_000 });
+    await rename(join(work, 'root'), root).catch((err: NodeJS.ErrnoException) => {
+      if (!existsSync(binary)) throw err;
+    });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+export async function spdyKubectl(): Promise<Kubectl> {
+  const path = process.env['SKIFF_TEST_KUBECTL'] || (await (unpacked ??= unpackDebianKubectl()));
+  const minor = await clientMinor(path);
+  // From 1.30 on kubectl speaks WebSocket for exec and attach.
+  if (minor >= 30) throw new Error(`${path} is kubectl 1.${minor}, which does not speak SPDY for exec`);
+  return { path, minor };
+}
+
+export async function machineKubectl(): Promise<Kubectl> {
+  const path = process.env['SKIFF_TEST_NEW_KUBECTL'] || '/usr/bin/kubectl';
+  if (!existsSync(path)) throw new Error(`${path} is missing: install a kubectl of 1.31 or later there, or name one in SKIFF_TEST_NEW_KUBECTL`);
+  const minor = await clientMinor(path);
+  // 1.31 made port-forward over a WebSocket the default; 1.30 did so for exec.
+  if (minor < 31) throw new Error(`${path} is kubectl 1.${minor}; the WebSocket tests need 1.31 or later`);
+  return { path, minor };
+}

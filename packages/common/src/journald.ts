@@ -1,0 +1,73 @@
+/**
+ * Starts systemd-journald where nothing else does (a host whose PID 1 is not systemd): conmon's
+ * journald log driver and logs-svc both need one listening.
+ */
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const JOURNALD_BINARY = '/lib/systemd/systemd-journald';
+/** journald's stream socket; accepting a connection on it proves journald is alive. */
+export const JOURNALD_STDOUT_SOCKET = '/run/systemd/journal/stdout';
+
+function canConnect(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function journaldRunning(): Promise<boolean> {
+  return canConnect(JOURNALD_STDOUT_SOCKET);
+}
+
+/**
+ * Where the journald we start reads a drop-in (journald also reads /etc/systemd/journald.conf.d
+ * and /usr/lib/systemd/journald.conf.d); under /run it lasts only until the next boot.
+ */
+const JOURNALD_DROP_IN_DIR = '/run/systemd/journald.conf.d';
+
+/**
+ * journald's default rate limit (10000 messages per 30 s per cgroup) would drop the lines of a
+ * busy container: container logs must not be thinned, so the journald we start has none.
+ */
+const JOURNALD_DROP_IN = '[Journal]\n# Written by Skiff when it started journald: container output must not be rate-limited.\nRateLimitIntervalSec=0\nRateLimitBurst=0\n';
+
+async function writeJournaldDropIn(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+  await fs.writeFile(join(dir, 'skiff.conf'), JOURNALD_DROP_IN, { mode: 0o644 });
+}
+
+/**
+ * Makes sure a journald is listening, for conmon's journald log driver. On hosts where systemd
+ * is not PID 1 nothing starts journald, so we start it ourselves: detached, in its own session,
+ * so it outlives us like the containers whose logs it keeps, and without a rate limit.
+ */
+export async function ensureJournald(options: { binary?: string; timeoutMs?: number } = {}): Promise<{ started: boolean; pid?: number }> {
+  if (await journaldRunning()) return { started: false };
+  // A host's own journald keeps the host's settings; only the one we start gets ours.
+  await writeJournaldDropIn(JOURNALD_DROP_IN_DIR);
+  const binary = options.binary ?? JOURNALD_BINARY;
+  const child = spawn(binary, [], { detached: true, stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (err) => reject(new Error(`cannot start ${binary}: ${err.message}`)));
+    child.once('exit', (code, signal) => reject(new Error(`${binary} exited at start (${code ?? signal}); see its output in the kernel log`)));
+  });
+  failed.catch(() => undefined);
+  child.unref();
+  const deadline = performance.now() + (options.timeoutMs ?? 10_000);
+  while (performance.now() < deadline) {
+    if (await journaldRunning()) {
+      child.removeAllListeners('exit');
+      return { started: true, pid: child.pid };
+    }
+    await Promise.race([sleep(50), failed]);
+  }
+  throw new Error(`${binary} started but ${JOURNALD_STDOUT_SOCKET} did not accept connections in time`);
+}
