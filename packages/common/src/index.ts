@@ -10,3 +10,4 @@ export { Mutex } from './mutex.js';
 export { pollUntil } from './poll.js';
 export { unaryHandler, batchedStreamHandler, type ErrorMapper } from './grpc-handlers.js';
 export { stopOnSignals } from './daemon-shutdown.js';
+export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
