@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '@skiff/common/dist/logger.js';
 import { loadConfig, parseDuration } from '@skiff/common/dist/config.js';
 import { stopOnSignals } from '@skiff/common/dist/daemon-shutdown.js';
+import { requireHostTools } from '@skiff/common';
+import { STREAM_TOOLS } from './host-tools.js';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
@@ -13,6 +15,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('stream-svc', config.log_level);
+  await requireHostTools(STREAM_TOOLS);
   const scratchDir = join(config.run_dir, 'stream');
   await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
 
