@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 PNPM_VERSION=10.34.8
+# turbo's anonymous usage telemetry stays off, and so does the notice it prints on a fresh machine.
+export TURBO_TELEMETRY_DISABLED=1
 START=1
 for arg in "$@"; do
   case "$arg" in
@@ -38,6 +40,8 @@ fi
 
 echo "setup: installing node modules and building"
 CI=true pnpm install --frozen-lockfile --reporter=silent
+# Also off for later turbo runs on this machine that are not started from these scripts.
+pnpm exec turbo telemetry disable >/dev/null 2>&1 || echo "setup: could not turn turbo telemetry off for this user" >&2
 pnpm turbo run build --output-logs=errors-only
 
 install -d -m 0755 /usr/local/bin

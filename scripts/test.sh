@@ -4,6 +4,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+export TURBO_TELEMETRY_DISABLED=1
 bash scripts/setup.sh --no-start
 
 echo "== unit tests"

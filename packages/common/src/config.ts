@@ -9,7 +9,7 @@ export interface ImageServiceConfig {
   socket: string;
   /** containers-registries.conf(5) v2 file with registries, mirrors, insecure and blocked entries. */
   registries_config: string;
-  /** Layers of one image downloaded at once. */
+  /** Layers downloaded at once by the image service, across all pulls together. */
   max_concurrent_downloads: number;
   /** Images (references) reported as pinned: the kubelet never garbage-collects them. */
   pinned_images: string[];

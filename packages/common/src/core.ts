@@ -32,3 +32,4 @@ export {
 } from './cni-default-network.js';
 export * from './contracts/index.js';
 export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKET } from './journald.js';
+export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';

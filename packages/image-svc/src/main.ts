@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
-import { ImageStore } from '@skiff/image-store';
+import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
 import { join } from 'node:path';
 import { Puller, parsePinnedImages } from './puller.js';
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   const config = await loadConfig(values.config);
   const log = createLogger('image-svc', config.log_level);
 
+  await requireHostTools(UNPACK_TOOLS);
   const store = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: true });
   const registries = await loadRegistriesConfig(config.image.registries_config);
   const registry = new RegistryClient({ registries, logger: log });

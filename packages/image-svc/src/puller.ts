@@ -25,6 +25,7 @@ function credentialsKey(auth: AuthCredentials | undefined): string {
  */
 export class Puller {
   private readonly pulls = new SingleFlight<ImageRecord>();
+  /** One limit for every pull together, so parallel pulls cannot multiply the node's downloads. */
   private readonly downloads: Semaphore;
 
   constructor(

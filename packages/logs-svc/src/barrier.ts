@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
 import { BARRIER_FIELD } from './journal-entry.js';
 
+export const LOGGER_PATH = '/usr/bin/logger';
+
 /**
  * Sends a barrier entry to journald over its native socket, the one conmon sends container output
  * on: journald takes that socket's datagrams in order, so once the reader meets the barrier every
  * line sent before it has been read too.
  */
-export function sendBarrier(nonce: string, logger = '/usr/bin/logger'): Promise<void> {
+export function sendBarrier(nonce: string, logger = LOGGER_PATH): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(logger, ['--journald'], { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';

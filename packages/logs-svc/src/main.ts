@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common';
+import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common';
+import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
 import { LogEngine } from './log-engine.js';
 import { listContainerLogs } from './runtime-list.js';
@@ -9,6 +10,10 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('logs-svc', config.log_level);
+  await requireHostTools([
+    { name: 'journalctl', path: config.logs.journalctl, debianPackage: 'systemd' },
+    { name: 'logger', path: LOGGER_PATH, debianPackage: 'bsdutils' },
+  ]);
   const engine = await LogEngine.open({
     stateDir: config.logs.state_dir,
     journalctl: config.logs.journalctl,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { openRuntime } from './daemon/open-runtime.js';
@@ -11,6 +11,13 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('runtime-svc', config.log_level);
+  // runc, conmon and catatonit are checked where the runtime opens; these run from PATH.
+  await requireHostTools([
+    { name: 'mount', path: 'mount', debianPackage: 'mount' },
+    { name: 'umount', path: 'umount', debianPackage: 'mount' },
+    { name: 'unshare', path: 'unshare', debianPackage: 'util-linux' },
+    { name: 'ip', path: 'ip', debianPackage: 'iproute2' },
+  ]);
 
   const images = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: false });
   const { ctx, recovery } = await openRuntime({ config, log, images });

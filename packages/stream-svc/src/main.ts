@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
-import { createLogger, loadConfig, parseDuration, stopOnSignals } from '@skiff/common/core';
+import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { STREAM_TOOLS } from './host-tools.js';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
@@ -11,6 +12,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('stream-svc', config.log_level);
+  await requireHostTools(STREAM_TOOLS);
   const scratchDir = join(config.run_dir, 'stream');
   await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
 
