@@ -6,3 +6,4 @@ export type { ImageRecordInput } from './image-index.js';
 export type { GcResult } from './garbage-collector.js';
 export { InvalidReferenceError } from '@skiff/reference';
 export type { Lease } from './leases.js';
+export { DEFAULT_EXTRACTION_LIMITS, MAX_PATH_BYTES, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
