@@ -25,6 +25,7 @@ const STORE_CODES: Record<StoreError['kind'], status> = {
   'bad-layer': status.FAILED_PRECONDITION,
   locked: status.FAILED_PRECONDITION,
   unsupported: status.FAILED_PRECONDITION,
+  'limit-exceeded': status.RESOURCE_EXHAUSTED,
 };
 
 /** Gives every failure of the image path the gRPC status an operator (and the kubelet) can act on. */
