@@ -15,6 +15,7 @@ const REGISTRY_CODES: Record<RegistryError['kind'], status> = {
   'digest-mismatch': status.FAILED_PRECONDITION,
   'too-large': status.FAILED_PRECONDITION,
   protocol: status.UNAVAILABLE,
+  'insecure-redirect': status.FAILED_PRECONDITION,
 };
 
 const STORE_CODES: Record<StoreError['kind'], status> = {
