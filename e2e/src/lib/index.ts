@@ -9,3 +9,5 @@ export { buildImage, type BuildImageOptions, type Image } from './oci-image.js';
 export { pushImage, type PushOptions } from './push.js';
 export { RegistryClient } from './registry-client.js';
 export { startSkiff, type SkiffInstance, type SkiffOptions } from './skiff-instance.js';
+export { buildLayer } from './layer-builder.js';
+export { getFreePort } from './free-port.js';

@@ -46,3 +46,11 @@ test('logs-svc: its socket follows run_dir, its state follows root, a bad flush_
   await assert.rejects(loadConfig(write('[logs]\nflush_timeout = "soon"')), /logs.flush_timeout/);
   await assert.rejects(loadConfig(write('[logs]\nstate_dir = "rel"')), /logs.state_dir/);
 });
+
+test('image extraction limits: set in [image], and a non-integer or too small a value is named', async () => {
+  const c = await loadConfig(write('[image]\nmax_layer_bytes = 8_388_608\nmax_layer_entries = 100\nmax_pax_header_bytes = 4096\nmin_free_bytes = 0\n'));
+  assert.deepEqual([c.image.max_layer_bytes, c.image.max_layer_entries, c.image.max_pax_header_bytes, c.image.min_free_bytes], [8_388_608, 100, 4096, 0]);
+  await assert.rejects(loadConfig(write('[image]\nmax_layer_entries = 0')), /"image\.max_layer_entries" must be an integer of at least 1, got 0/);
+  await assert.rejects(loadConfig(write('[image]\nmax_layer_bytes = 1.5')), /"image\.max_layer_bytes" must be an integer/);
+  await assert.rejects(loadConfig(write('[image]\nmin_free_bytes = -1')), /"image\.min_free_bytes" must be an integer of at least 0/);
+});

@@ -13,6 +13,14 @@ export interface ImageServiceConfig {
   max_concurrent_downloads: number;
   /** Images (references) reported as pinned: the kubelet never garbage-collects them. */
   pinned_images: string[];
+  /** Most bytes one layer may unpack to (its uncompressed tar). */
+  max_layer_bytes: number;
+  /** Most tar headers (files, directories, links, PAX headers) in one layer. */
+  max_layer_entries: number;
+  /** Most bytes of PAX records in force for one entry of a layer (global ones accumulate). */
+  max_pax_header_bytes: number;
+  /** Free space kept on the image store's filesystem: a layer that would take it is refused. */
+  min_free_bytes: number;
 }
 
 /** A RuntimeClass handler: an OCI runtime with runc's command line (runc, crun, ...). */
@@ -91,6 +99,10 @@ export function defaultConfig(): SkiffConfig {
       registries_config: '/etc/containers/registries.conf',
       max_concurrent_downloads: 3,
       pinned_images: [],
+      max_layer_bytes: 32 * 1024 ** 3,
+      max_layer_entries: 1_000_000,
+      max_pax_header_bytes: 1024 * 1024,
+      min_free_bytes: 1024 ** 3,
     },
     runtime: {
       socket: '/run/skiff/runtime.sock',
@@ -223,6 +235,13 @@ function validate(config: SkiffConfig): void {
   validateStream(config.stream);
   if (parseDuration(config.logs.flush_timeout) === undefined) {
     throw new ConfigError(`"logs.flush_timeout" must be a duration such as "5s", got ${JSON.stringify(config.logs.flush_timeout)}`);
+  }
+  for (const key of ['max_layer_bytes', 'max_layer_entries', 'max_pax_header_bytes', 'min_free_bytes'] as const) {
+    const value = config.image[key];
+    const least = key === 'min_free_bytes' ? 0 : 1;
+    if (!Number.isSafeInteger(value) || value < least) {
+      throw new ConfigError(`"image.${key}" must be an integer of at least ${least}, got ${value}`);
+    }
   }
   const n = config.image.max_concurrent_downloads;
   if (!Number.isInteger(n) || n < 1 || n > 64) {

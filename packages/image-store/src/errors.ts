@@ -5,7 +5,9 @@ export type StoreErrorKind =
   | 'unsafe-path'
   | 'bad-layer'
   | 'locked'
-  | 'unsupported';
+  | 'unsupported'
+  /** The layer went over an extraction limit or the store's free-space reserve. */
+  | 'limit-exceeded';
 
 export class StoreError extends Error {
   constructor(

@@ -7,8 +7,9 @@ import { StoreError } from './errors.js';
 import { collectGarbage, removeDebris, type GcResult } from './garbage-collector.js';
 import { ImageIndex, normalizeRecord, type ImageRecordInput } from './image-index.js';
 import { IndexFileWatcher, loadIndexFile, saveIndexFile } from './index-file.js';
+import { resolveLimits, statfsFreeBytes, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
 import { LayerIngest, assertSize, type LayerStreamOpener, type LayerToIngest } from './layer-ingest.js';
-import { StoreLayout, exists } from './store-layout.js';
+import { StoreLayout, exists, restrictStoreModes } from './store-layout.js';
 import type { Descriptor, ImageRecord, OciImageConfig } from './types.js';
 import { StoreUsage } from './usage.js';
 import { WriterLock } from './writer-lock.js';
@@ -25,6 +26,10 @@ export interface ImageStoreOptions {
    * collection while no image record references it yet. Default one hour.
    */
   gcGracePeriodMs?: number;
+  /** What one layer may cost while it is unpacked; unset ones take DEFAULT_EXTRACTION_LIMITS. */
+  limits?: Partial<ExtractionLimits>;
+  /** Reads free space on the store's filesystem (statfs by default). */
+  freeBytes?: FreeSpaceReader;
 }
 
 const CONFIG_CACHE_LIMIT = 256;
@@ -59,12 +64,13 @@ export class ImageStore {
     this.usage = new StoreUsage(this.layout.snapshotsDir, this.layout.blobsDir);
     this.watcher = new IndexFileWatcher(this.layout.indexPath);
     this.guard = new ContentGuard(options.gcGracePeriodMs ?? DEFAULT_GC_GRACE_MS);
-    this.layers = new LayerIngest(this.layout, this.guard, this.logger);
+    this.layers = new LayerIngest(this.layout, this.guard, this.logger, resolveLimits(options.limits), options.freeBytes ?? statfsFreeBytes);
     this.leases = new LeaseDirectory(this.layout.leasesDir);
   }
 
   /**
-   * A writer takes the lock, removes what a killed writer left in ingest/ and snapshots/.tmp-*,
+   * Everything in the store is root-only (0700 directories, 0600 files): blobs hold private
+   * images' content. A writer takes the lock, brings an older store's modes in line, removes what a killed writer left in ingest/ and snapshots/.tmp-*,
    * then collects content no image references (records are written only after their content is
    * committed, so such content is debris of pulls that never finished).
    */
@@ -76,9 +82,10 @@ export class ImageStore {
 
   private async openAsWriter(): Promise<void> {
     const { layout } = this;
-    for (const dir of [layout.root, layout.blobsDir, layout.ingestDir, layout.snapshotsDir]) await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+    for (const dir of [layout.root, layout.blobsDir, layout.ingestDir, layout.snapshotsDir]) await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     this.lock = await WriterLock.acquire(layout.lockPath);
     try {
+      await restrictStoreModes(layout);
       await removeDebris(layout, this.logger);
       this.index = await loadIndexFile(layout.indexPath);
       await this.gc();
@@ -226,7 +233,7 @@ export class ImageStore {
       if (await this.hasBlob(desc.digest)) return;
       const tmp = this.layout.newIngestFile(desc.digest);
       try {
-        const handle = await fs.open(tmp, 'wx', 0o644);
+        const handle = await fs.open(tmp, 'wx', 0o600);
         try {
           await handle.writeFile(data);
           await handle.sync();

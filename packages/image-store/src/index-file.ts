@@ -35,7 +35,7 @@ export async function loadIndexFile(path: string): Promise<ImageIndex> {
 
 /** One atomic replace: readers see the old index or the new one, never a mix. */
 export async function saveIndexFile(path: string, index: ImageIndex): Promise<void> {
-  await atomicWriteJson(path, index.toJSON(), 0o644);
+  await atomicWriteJson(path, index.toJSON(), 0o600);
 }
 
 /**

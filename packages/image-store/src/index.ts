@@ -7,3 +7,4 @@ export type { GcResult } from './garbage-collector.js';
 export { InvalidReferenceError } from '@skiff/reference';
 export type { Lease } from './leases.js';
 export { UNPACK_TOOLS } from './unpack/host-tools.js';
+export { DEFAULT_EXTRACTION_LIMITS, MAX_PATH_BYTES, type ExtractionLimits, type FreeSpaceReader } from './limits.js';

@@ -5,6 +5,7 @@ import { childChainId } from './chain-id.js';
 import { blobKey, snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
 import { StoreError, isStoreError } from './errors.js';
+import { LIMIT_KEYS, LimitError, SpaceReserve, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
 import { assertSupportedLayerType } from './media-types.js';
 import { SharedOperations } from './shared-operations.js';
 import { HEX_NAME, exists, fsyncFile, type StoreLayout } from './store-layout.js';
@@ -46,6 +47,8 @@ export class LayerIngest {
     private readonly layout: StoreLayout,
     private readonly guard: ContentGuard,
     private readonly logger: Logger,
+    private readonly limits: ExtractionLimits,
+    private readonly freeBytes: FreeSpaceReader,
   ) {}
 
   async ingest(layer: LayerToIngest, open: LayerStreamOpener, callerSignal: AbortSignal | undefined): Promise<void> {
@@ -105,6 +108,9 @@ export class LayerIngest {
       const result = await unpackLayer({
         source,
         expectedSize: desc.size,
+        expectedDigest: desc.digest,
+        limits: this.limits,
+        space: new SpaceReserve(this.layout.root, this.limits.minFreeBytes, this.freeBytes),
         blobFile: ingestFile,
         fsDir: tmpDir && `${tmpDir}/fs`,
         lowerDirs: () => this.lowerDirsOf(chainId, diffId),
@@ -117,7 +123,7 @@ export class LayerIngest {
       }
       if (tmpDir) {
         const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes };
-        await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o644 });
+        await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
       }
       await this.makeDurable(tmpDir, ingestFile);
       signal.throwIfAborted();
@@ -218,6 +224,10 @@ function describeFailure(layer: LayerToIngest, err: unknown, signal: AbortSignal
     return err.message.includes(digest) ? err : new StoreError(err.kind, `layer ${digest}: ${err.message}`, { cause: err });
   }
   if (signal.aborted) return new StoreError('bad-layer', `ingest of layer ${digest} was aborted`, { cause: err });
+  if (err instanceof LimitError) {
+    const advice = err.limit === 'minFreeBytes' || err.limit === 'path' ? '' : `; if the image is trusted, raise ${LIMIT_KEYS[err.limit]} in skiff.toml`;
+    return new StoreError('limit-exceeded', `layer ${digest} was refused: ${err.message}${advice}`, { cause: err });
+  }
   if (err instanceof TarFormatError) {
     return new StoreError(err.reason === 'unsupported' ? 'unsupported' : 'bad-layer', `layer ${digest} cannot be unpacked: ${err.message}`, { cause: err });
   }

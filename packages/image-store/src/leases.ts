@@ -29,8 +29,8 @@ export class LeaseDirectory {
   async write(lease: Lease): Promise<void> {
     for (const chainId of lease.chainIds) sha256Hex(chainId, 'layer chain ID');
     const path = this.path(lease.holder);
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o755 });
-    await atomicWriteJson(path, lease, 0o644);
+    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await atomicWriteJson(path, lease, 0o600);
   }
 
   async remove(holder: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { errnoCode } from '@skiff/common';
 import { sha256Hex } from './digests.js';
 
@@ -50,6 +50,38 @@ export class StoreLayout {
 
   newIngestFile(digest: string): string {
     return join(this.ingestDir, `${sha256Hex(digest, 'blob digest')}.${randomSuffix()}`);
+  }
+}
+
+/**
+ * Makes a store written by an older version root-only: the root and its directories 0700, the
+ * index, lock, blobs and leases 0600. Snapshot trees keep their own modes (they are the images'
+ * files); their parent directory is what keeps them private.
+ */
+export async function restrictStoreModes(layout: StoreLayout): Promise<void> {
+  const dirs = [layout.root, dirname(layout.blobsDir), layout.blobsDir, layout.ingestDir, layout.snapshotsDir, layout.leasesDir];
+  for (const dir of dirs) await chmodIfPresent(dir, 0o700);
+  for (const file of [layout.indexPath, layout.lockPath]) await chmodIfPresent(file, 0o600);
+  for (const dir of [layout.blobsDir, layout.leasesDir]) {
+    for (const name of await readdirIfPresent(dir)) await chmodIfPresent(join(dir, name), 0o600);
+  }
+}
+
+async function chmodIfPresent(path: string, mode: number): Promise<void> {
+  try {
+    const stats = await fs.lstat(path);
+    if (!stats.isSymbolicLink() && (stats.mode & 0o7777) !== mode) await fs.chmod(path, mode);
+  } catch (err) {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  }
+}
+
+async function readdirIfPresent(dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(dir);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return [];
+    throw err;
   }
 }
 

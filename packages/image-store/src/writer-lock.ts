@@ -54,7 +54,7 @@ export class WriterLock {
     for (let attempt = 0; attempt < 5; attempt++) {
       let handle: fs.FileHandle;
       try {
-        handle = await fs.open(path, 'wx', 0o644);
+        handle = await fs.open(path, 'wx', 0o600);
       } catch (err) {
         if (errnoCode(err) !== 'EEXIST') throw err;
         await WriterLock.removeIfStale(path);

@@ -15,6 +15,7 @@ const REGISTRY_CODES: Record<RegistryError['kind'], status> = {
   'digest-mismatch': status.FAILED_PRECONDITION,
   'too-large': status.FAILED_PRECONDITION,
   protocol: status.UNAVAILABLE,
+  'insecure-redirect': status.FAILED_PRECONDITION,
 };
 
 const STORE_CODES: Record<StoreError['kind'], status> = {
@@ -25,6 +26,7 @@ const STORE_CODES: Record<StoreError['kind'], status> = {
   'bad-layer': status.FAILED_PRECONDITION,
   locked: status.FAILED_PRECONDITION,
   unsupported: status.FAILED_PRECONDITION,
+  'limit-exceeded': status.RESOURCE_EXHAUSTED,
 };
 
 /** Gives every failure of the image path the gRPC status an operator (and the kubelet) can act on. */

@@ -14,7 +14,12 @@ async function main(): Promise<void> {
   const log = createLogger('image-svc', config.log_level);
 
   await requireHostTools(UNPACK_TOOLS);
-  const store = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: true });
+  const { max_layer_bytes, max_layer_entries, max_pax_header_bytes, min_free_bytes } = config.image;
+  const store = await ImageStore.open(join(config.root, 'images'), {
+    logger: log,
+    writer: true,
+    limits: { maxLayerBytes: max_layer_bytes, maxLayerEntries: max_layer_entries, maxPaxHeaderBytes: max_pax_header_bytes, minFreeBytes: min_free_bytes },
+  });
   const registries = await loadRegistriesConfig(config.image.registries_config);
   const registry = new RegistryClient({ registries, logger: log });
   const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));

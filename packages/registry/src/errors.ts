@@ -8,7 +8,9 @@ export type RegistryErrorKind =
   | 'invalid-manifest'
   | 'digest-mismatch'
   | 'too-large'
-  | 'protocol';
+  | 'protocol'
+  /** An HTTPS request redirected to plain HTTP. */
+  | 'insecure-redirect';
 
 /** What one endpoint answered while a pull fell through mirrors to the origin. */
 export interface EndpointFailure {

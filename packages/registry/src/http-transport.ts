@@ -99,6 +99,13 @@ export class HttpTransport {
       if (next.protocol !== 'http:' && next.protocol !== 'https:') {
         throw new RegistryError('protocol', `${url.host} redirected to unsupported URL ${next.protocol}//${next.host}`);
       }
+      // What TLS protected (the blob, the token in a signed URL) must not continue in clear text.
+      if (url.protocol === 'https:' && next.protocol === 'http:') {
+        throw new RegistryError(
+          'insecure-redirect',
+          `${url.host} redirected from HTTPS to plain HTTP (${next.protocol}//${next.host}${next.pathname}); refusing the downgrade, fix the registry or its storage redirect`,
+        );
+      }
       if (next.origin !== url.origin) {
         // Blob redirects go to storage with their own signed URLs: registry credentials stay behind.
         const { authorization: _dropped, ...rest } = headers;

@@ -114,6 +114,49 @@ describe('TLS: system and certs.d trust, client certificates, insecure registrie
     assert.deepEqual(await make().fetchBlob(imageAt(host, {}), desc), blob);
   });
 
+  /** Serves the blob's path with a redirect to the same path on `target` ("https://host:port"). */
+  function redirecting(target: () => string): http.RequestListener {
+    return (req, res) => res.writeHead(307, { location: `${target()}${req.url}` }).end();
+  }
+
+  async function trust(host: string): Promise<void> {
+    await mkdir(join(certsDir, host), { recursive: true });
+    await writeFile(join(certsDir, host, 'ca.crt'), cert);
+  }
+
+  test('a redirect from HTTPS to plain HTTP is refused; HTTPS to HTTPS and HTTP to HTTP are followed', async () => {
+    let plainRequests = 0;
+    const plain = http.createServer((req, res) => {
+      plainRequests++;
+      serveBlob(req, res);
+    });
+    servers.push(plain);
+    const plainHost = await listen(plain);
+
+    const downgrading = https.createServer({ key, cert }, redirecting(() => `http://${plainHost}`));
+    servers.push(downgrading);
+    const downgradingHost = await listen(downgrading);
+    await trust(downgradingHost);
+    const err = await make().fetchBlob(imageAt(downgradingHost, {}), desc).catch((e: unknown) => e);
+    assert.ok(err instanceof RegistryError && err.kind === 'insecure-redirect', String(err));
+    assert.ok(err.message.includes(`${downgradingHost} redirected from HTTPS to plain HTTP (http://${plainHost}/v2/app/blobs/`), err.message);
+    assert.equal(plainRequests, 0, 'nothing was sent in clear text');
+
+    const target = await startHttps();
+    await trust(target);
+    const upgrading = https.createServer({ key, cert }, redirecting(() => `https://${target}`));
+    servers.push(upgrading);
+    const upgradingHost = await listen(upgrading);
+    await trust(upgradingHost);
+    assert.deepEqual(await make().fetchBlob(imageAt(upgradingHost, {}), desc), blob);
+
+    const plainRedirect = http.createServer(redirecting(() => `http://${plainHost}`));
+    servers.push(plainRedirect);
+    const plainRedirectHost = await listen(plainRedirect);
+    assert.deepEqual(await make().fetchBlob(imageAt(plainRedirectHost, { insecure: true }), desc), blob);
+    assert.equal(plainRequests, 1);
+  });
+
   test('insecure registries skip verification, and fall back to plain HTTP', async () => {
     const tlsHost = await startHttps();
     assert.deepEqual(await make().fetchBlob(imageAt(tlsHost, { insecure: true }), desc), blob);

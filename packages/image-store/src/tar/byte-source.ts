@@ -2,7 +2,8 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * Pulls bytes from an async chunk iterator on demand: whole blocks for headers, bounded slices for
- * entry bodies. Every chunk pulled is reported to `onChunk` exactly once (used to hash the stream).
+ * entry bodies. Every chunk pulled is reported to `onChunk` exactly once (used to hash the stream);
+ * when it returns a promise, reading waits for it, and its rejection ends the read.
  */
 export class ByteSource {
   private readonly iterator: AsyncIterator<Buffer>;
@@ -14,7 +15,7 @@ export class ByteSource {
 
   constructor(
     source: AsyncIterable<Buffer>,
-    private readonly onChunk: (chunk: Buffer) => void = () => undefined,
+    private readonly onChunk: (chunk: Buffer) => void | Promise<void> = () => undefined,
   ) {
     this.iterator = source[Symbol.asyncIterator]();
   }
@@ -28,7 +29,8 @@ export class ByteSource {
         return false;
       }
       const value = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value as Uint8Array);
-      this.onChunk(value);
+      const pending = this.onChunk(value);
+      if (pending) await pending;
       this.chunk = value;
       this.position = 0;
     }

@@ -27,7 +27,11 @@ async function parse(archive: Buffer, chunkSize = 333): Promise<Read> {
       for await (const part of content) parts.push(Buffer.from(part));
       entries.push({ ...entry, data: Buffer.concat(parts) });
     },
-    { onChunk: (chunk) => (bytesSeen += chunk.length) },
+    {
+      onChunk: (chunk) => {
+        bytesSeen += chunk.length;
+      },
+    },
   );
   return { entries, bytesSeen };
 }

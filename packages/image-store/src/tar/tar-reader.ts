@@ -1,3 +1,4 @@
+import { DEFAULT_EXTRACTION_LIMITS, LIMIT_KEYS, LimitError, MAX_PATH_BYTES } from '../limits.js';
 import { ByteSource, TruncatedError } from './byte-source.js';
 import { BLOCK_SIZE, TarFormatError, isZeroBlock, parseHeader, parsePax, type PaxRecords, type RawHeader } from './tar-header.js';
 
@@ -23,9 +24,6 @@ export interface TarEntry {
   xattrs: Map<string, Buffer>;
 }
 
-/** Longest PAX or GNU long-name payload accepted; real ones are a few KiB at most. */
-const MAX_METADATA_SIZE = 8 * 1024 * 1024;
-
 const TYPES: Record<string, TarEntryType> = {
   '0': 'file',
   '\0': 'file',
@@ -42,8 +40,20 @@ const TYPES: Record<string, TarEntryType> = {
 const HEADER_ONLY_TYPES = new Set(['1', '2', '3', '4', '5', '6']);
 
 export interface TarReadOptions {
-  /** Called with every byte of the archive as it is read, including what follows the end marker. */
-  onChunk?: (chunk: Buffer) => void;
+  /**
+   * Called with every byte of the archive as it is read, including what follows the end marker.
+   * Reading waits for a returned promise; a throw or rejection ends it.
+   */
+  onChunk?: (chunk: Buffer) => void | Promise<void>;
+  /** Most headers (entries, PAX and long-name headers) the archive may have. */
+  maxEntries?: number;
+  /** Most bytes of PAX records in force for one entry: the global ones so far plus its own. */
+  maxPaxHeaderBytes?: number;
+}
+
+interface ReadLimits {
+  maxEntries: number;
+  maxPaxHeaderBytes: number;
 }
 
 /**
@@ -58,8 +68,12 @@ export async function readTar(
   options: TarReadOptions = {},
 ): Promise<void> {
   const input = new ByteSource(source, options.onChunk);
+  const limits: ReadLimits = {
+    maxEntries: options.maxEntries ?? DEFAULT_EXTRACTION_LIMITS.maxLayerEntries,
+    maxPaxHeaderBytes: options.maxPaxHeaderBytes ?? DEFAULT_EXTRACTION_LIMITS.maxPaxHeaderBytes,
+  };
   try {
-    await readEntries(input, onEntry);
+    await readEntries(input, onEntry, limits);
     await input.drain();
   } catch (err) {
     if (err instanceof TruncatedError) throw new TarFormatError(`truncated tar archive: ${err.message}`);
@@ -67,8 +81,17 @@ export async function readTar(
   }
 }
 
-async function readMetadataPayload(input: ByteSource, size: number, what: string): Promise<Buffer> {
-  if (size > MAX_METADATA_SIZE) throw new TarFormatError(`${what} of ${size} bytes is larger than the ${MAX_METADATA_SIZE}-byte limit`);
+interface PayloadLimit {
+  name: 'maxPaxHeaderBytes' | 'path';
+  bytes: number;
+}
+
+/** A GNU long name or link: the name and its NUL. */
+const LONG_NAME_LIMIT: PayloadLimit = { name: 'path', bytes: MAX_PATH_BYTES + 1 };
+
+/** Read whole into memory, so refused before reading when over `limit`. */
+async function readMetadataPayload(input: ByteSource, size: number, limit: PayloadLimit, what: string): Promise<Buffer> {
+  if (size > limit.bytes) throw limitError(limit.name, `${what} of ${size} bytes is larger than the ${limit.bytes}-byte limit`);
   const data = size === 0 ? Buffer.alloc(0) : Buffer.from((await input.readExact(size)) ?? throwTruncated(input));
   await input.skip(padding(size));
   return data;
@@ -87,20 +110,43 @@ function cutAtNul(data: Buffer): string {
   return data.toString('utf8', 0, nul === -1 ? data.length : nul);
 }
 
+function limitError(limit: 'maxLayerEntries' | 'maxPaxHeaderBytes' | 'path', message: string): LimitError {
+  return new LimitError(limit, `${message} (${LIMIT_KEYS[limit]})`);
+}
+
+/** Bytes the records take in the archive, near enough: keys and values. */
+function paxSize(records: PaxRecords): number {
+  let size = 0;
+  for (const [key, value] of records) size += Buffer.byteLength(key) + value.length;
+  return size;
+}
+
 async function readEntries(
   input: ByteSource,
   onEntry: (entry: TarEntry, content: AsyncIterable<Buffer>) => Promise<void>,
+  limits: ReadLimits,
 ): Promise<void> {
   const globalPax: PaxRecords = new Map();
+  let globalPaxSize = 0;
   let localPax: PaxRecords | undefined;
   let longName: string | undefined;
   let longLink: string | undefined;
+  let headers = 0;
+  const paxLimit: PayloadLimit = { name: 'maxPaxHeaderBytes', bytes: limits.maxPaxHeaderBytes };
+
+  const checkPax = (local: PaxRecords | undefined): void => {
+    const size = globalPaxSize + (local ? paxSize(local) : 0);
+    if (size > limits.maxPaxHeaderBytes) {
+      throw limitError('maxPaxHeaderBytes', `PAX records of ${size} bytes in force at byte ${input.offset} exceed the ${limits.maxPaxHeaderBytes}-byte limit`);
+    }
+  };
 
   for (;;) {
     const headerOffset = input.offset;
     const block = await input.readExact(BLOCK_SIZE);
     if (block === undefined) return; // no end marker: accept, as most readers do
     if (isZeroBlock(block)) return; // end of archive (the second zero block is drained by the caller)
+    if (++headers > limits.maxEntries) throw limitError('maxLayerEntries', `layer has more than ${limits.maxEntries} entries`);
 
     let header: RawHeader;
     try {
@@ -112,16 +158,19 @@ async function readEntries(
 
     switch (header.typeflag) {
       case 'x':
-        localPax = mergePax(localPax ?? new Map(), parsePax(await readMetadataPayload(input, header.size, 'PAX header')));
+        localPax = mergePax(localPax ?? new Map(), parsePax(await readMetadataPayload(input, header.size, paxLimit, 'PAX header')));
+        checkPax(localPax);
         continue;
       case 'g':
-        mergePax(globalPax, parsePax(await readMetadataPayload(input, header.size, 'PAX global header')));
+        mergePax(globalPax, parsePax(await readMetadataPayload(input, header.size, paxLimit, 'PAX global header')));
+        globalPaxSize = paxSize(globalPax);
+        checkPax(localPax);
         continue;
       case 'L':
-        longName = cutAtNul(await readMetadataPayload(input, header.size, 'GNU long name'));
+        longName = cutAtNul(await readMetadataPayload(input, header.size, LONG_NAME_LIMIT, 'GNU long name'));
         continue;
       case 'K':
-        longLink = cutAtNul(await readMetadataPayload(input, header.size, 'GNU long link name'));
+        longLink = cutAtNul(await readMetadataPayload(input, header.size, LONG_NAME_LIMIT, 'GNU long link name'));
         continue;
       case 'V':
         await input.skip(header.size + padding(header.size));
@@ -209,8 +258,18 @@ function paxXattrs(pax: PaxRecords): Map<string, Buffer> {
   return xattrs;
 }
 
+function checkPathLength(value: string, what: string): void {
+  const length = Buffer.byteLength(value);
+  if (length > MAX_PATH_BYTES) {
+    throw limitError('path', `entry ${what} of ${length} bytes (${JSON.stringify(value.slice(0, 64))}...) is longer than the ${MAX_PATH_BYTES}-byte limit`);
+  }
+}
+
 function buildEntry(header: RawHeader, type: TarEntryType, pax: PaxRecords, longName: string | undefined, longLink: string | undefined): TarEntry {
   const path = paxString(pax, 'path') ?? longName ?? header.name;
+  const linkTarget = paxString(pax, 'linkpath') ?? longLink ?? header.linkname;
+  checkPathLength(path, 'name');
+  checkPathLength(linkTarget, 'link target');
   for (const key of pax.keys()) {
     if (key.startsWith('GNU.sparse.')) {
       throw new TarFormatError(`entry ${JSON.stringify(path)} is a PAX sparse file; sparse files are not supported in layers`, 'unsupported');
@@ -224,7 +283,7 @@ function buildEntry(header: RawHeader, type: TarEntryType, pax: PaxRecords, long
     gid: paxNumber(pax, 'gid') ?? header.gid,
     size: paxNumber(pax, 'size') ?? header.size,
     mtime: paxNumber(pax, 'mtime', true) ?? header.mtime,
-    linkTarget: paxString(pax, 'linkpath') ?? longLink ?? header.linkname,
+    linkTarget,
     devMajor: paxNumber(pax, 'SCHILY.devmajor') ?? header.devMajor,
     devMinor: paxNumber(pax, 'SCHILY.devminor') ?? header.devMinor,
     xattrs: paxXattrs(pax),

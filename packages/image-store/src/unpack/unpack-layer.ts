@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StoreError } from '../errors.js';
+import { DEFAULT_EXTRACTION_LIMITS, LIMIT_KEYS, LimitError, type ExtractionLimits, type SpaceReserve } from '../limits.js';
 import { readTar } from '../tar/tar-reader.js';
 import { createDecompressor, detectCompression, type Compression } from './decompress.js';
 import { LayerExtractor } from './layer-extractor.js';
@@ -13,8 +14,17 @@ export type LayerSource = Readable | NodeJS.ReadableStream;
 export interface UnpackLayerRequest {
   /** Compressed (or plain) layer bytes. */
   source: LayerSource;
-  /** Expected blob size; reading stops with 'size-mismatch' as soon as more arrives. */
+  /** Expected blob size; reading stops with 'size-mismatch' as soon as more arrives, or the stream ends short. */
   expectedSize: number;
+  /**
+   * Expected blob digest, checked the moment the last expected byte arrives: a mismatch stops the
+   * unpack there, however much decompressed data is still to come.
+   */
+  expectedDigest?: string;
+  /** Default DEFAULT_EXTRACTION_LIMITS; minFreeBytes is `space`'s business. */
+  limits?: ExtractionLimits;
+  /** Checked before anything is written and while the blob and the tree grow. */
+  space?: SpaceReserve;
   /** When set, the raw bytes are also written here (created exclusively; not fsynced). */
   blobFile?: string;
   /** Empty directory to unpack into; without one the tar stream is only hashed (for its diff ID). */
@@ -38,32 +48,76 @@ export interface UnpackLayerResult {
 /** How far the download may run ahead of unpacking (per layer; several layers download at once). */
 const READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
-/** Hashes and counts the raw bytes and copies them to the blob file while passing them on. */
+/**
+ * Hashes, counts and verifies the raw bytes and copies them to the blob file while passing them on.
+ * It reads ahead of the unpack, so it sees the end of the blob before the unpack does.
+ */
 class BlobTee extends Transform {
-  readonly hash: Hash = createHash('sha256');
+  private readonly hash: Hash = createHash('sha256');
+  private digest: string | undefined;
   size = 0;
+  /** The first verification failure: it explains whatever else fails after it. */
+  failure: StoreError | undefined;
 
   constructor(
     private readonly expectedSize: number,
+    private readonly expectedDigest: string | undefined,
     private readonly layerDigest: string,
     private readonly file: FileHandle | undefined,
+    private readonly space: SpaceReserve | undefined,
   ) {
     super({ highWaterMark: READ_AHEAD_BYTES });
   }
 
+  /** Digest of the bytes seen; call once they are all in. */
+  blobDigest(): string {
+    this.digest ??= `sha256:${this.hash.digest('hex')}`;
+    return this.digest;
+  }
+
+  private fail(callback: TransformCallback, kind: 'size-mismatch' | 'digest-mismatch', detail: string): void {
+    this.failure = new StoreError(kind, `layer ${this.layerDigest} failed verification: ${detail}`);
+    callback(this.failure);
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.size += chunk.length;
-    if (this.size > this.expectedSize) {
-      callback(new StoreError('size-mismatch', `layer ${this.layerDigest} failed verification: expected ${this.expectedSize} bytes, got more`));
-      return;
-    }
+    if (this.size > this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got more`);
     this.hash.update(chunk);
+    if (this.size === this.expectedSize && this.expectedDigest !== undefined && this.blobDigest() !== this.expectedDigest) {
+      return this.fail(callback, 'digest-mismatch', `expected digest ${this.expectedDigest}, got ${this.blobDigest()}`);
+    }
     this.push(chunk);
     if (!this.file) {
       callback();
       return;
     }
-    writeAll(this.file, chunk).then(() => callback(), callback);
+    const file = this.file;
+    const spending = this.space?.spend(chunk.length);
+    (spending ? spending.then(() => writeAll(file, chunk)) : writeAll(file, chunk)).then(() => callback(), callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.size < this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got ${this.size}`);
+    callback();
+  }
+}
+
+/** Counts the uncompressed bytes against image.max_layer_bytes and the free-space reserve. */
+class TarBudget {
+  private bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly space: SpaceReserve | undefined,
+  ) {}
+
+  spend(chunk: Buffer): Promise<void> | undefined {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) {
+      throw new LimitError('maxLayerBytes', `layer unpacks to more than ${this.maxBytes} bytes (${LIMIT_KEYS.maxLayerBytes})`);
+    }
+    return this.space?.spend(chunk.length);
   }
 }
 
@@ -135,10 +189,12 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   // Until the pipeline below attaches its own listeners, an early stream error must not go
   // unhandled (that would end the process); the pipeline still reports it.
   readable.on('error', () => undefined);
+  const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
   let file: FileHandle | undefined;
   let head: Buffer;
   try {
-    if (request.blobFile) file = await fs.open(request.blobFile, 'wx', 0o644);
+    await request.space?.check(request.blobFile ? request.expectedSize : 0);
+    if (request.blobFile) file = await fs.open(request.blobFile, 'wx', 0o600);
     head = await peekHead(readable, 4, signal);
   } catch (err) {
     readable.destroy();
@@ -148,18 +204,28 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   try {
     const compression = detectCompression(head);
     const decompressor = createDecompressor(compression);
-    const tee = new BlobTee(request.expectedSize, request.layerDigest, file);
+    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, file, request.space);
     const output = decompressor?.stream ?? new PassThrough();
     const piped = pipeline(readable, tee, output, signal ? { signal } : {});
     piped.catch(() => undefined);
 
     const diffHash = createHash('sha256');
     const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs });
+    // Only an unpack writes the tar out; hashing it alone costs no disk.
+    const budget = new TarBudget(limits.maxLayerBytes, extractor ? request.space : undefined);
+    const onChunk = (chunk: Buffer): Promise<void> | undefined => {
+      diffHash.update(chunk);
+      return budget.spend(chunk);
+    };
     try {
       if (extractor) {
-        await readTar(output, (entry, content) => extractor.apply(entry, content), { onChunk: (chunk) => diffHash.update(chunk) });
+        await readTar(output, (entry, content) => extractor.apply(entry, content), {
+          onChunk,
+          maxEntries: limits.maxLayerEntries,
+          maxPaxHeaderBytes: limits.maxPaxHeaderBytes,
+        });
       } else {
-        for await (const chunk of output) diffHash.update(chunk as Buffer);
+        for await (const chunk of output) onChunk(chunk as Buffer);
       }
       await piped;
       await decompressor?.finished();
@@ -167,13 +233,13 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       output.destroy();
       readable.destroy();
       await piped.catch(() => undefined);
-      // Streams torn down by an abort fail with assorted errors; report the abort itself.
+      // Streams torn down by an abort or a failed verification fail with assorted errors; report the cause.
       if (signal?.aborted) throw signal.reason;
-      throw err;
+      throw tee.failure ?? err;
     }
     const stats = extractor ? await extractor.finish() : { size: 0, inodes: 0 };
     return {
-      blobDigest: `sha256:${tee.hash.digest('hex')}`,
+      blobDigest: tee.blobDigest(),
       blobSize: tee.size,
       diffId: `sha256:${diffHash.digest('hex')}`,
       compression,
