@@ -12,18 +12,17 @@
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
 import { startRuntimeHarness, removeCgroupTree, type Pod, type RuntimeHarness, listConmonProcesses, makeTempDir } from '@skiff/e2e/lib';
+import { cniAdd, cniDel, createNetns, idleNodeFloor, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runcRunDetached, type Conflist, type NodeFloor } from './floors.js';
 import { median, mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
 
 const run = promisify(execFile);
-const CNI_BIN_DIRS = ['/opt/cni/bin', '/usr/lib/cni'];
 const FLOOR_RUNS = 20;
 const NETWORK_RUNS = 10;
 const BATCH = 10;
@@ -49,12 +48,6 @@ function listContainersUndecoded(h: RuntimeHarness): Promise<number> {
 
 // ---------------------------------------------------------------- memory
 
-async function pssBytes(pid: number): Promise<number> {
-  const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = /^Pss:\s+(\d+) kB$/m.exec(text)?.[1];
-  return kb === undefined ? 0 : Number(kb) * 1024;
-}
-
 interface MemoryFigures {
   daemons: number;
   conmons: number;
@@ -62,25 +55,6 @@ interface MemoryFigures {
   /** The median conmon's RSS and PSS (0 without conmons). */
   oneConmon: { rss: number; pss: number };
   pss: number;
-}
-
-/** What no daemon can go below: an idle node process of the same binary, measured beside the daemons. */
-interface NodeFloor {
-  rss: number;
-  pss: number;
-}
-
-const IDLE_NODE_SCRIPT = 'setInterval(() => {}, 1e9)';
-
-async function idleNodeFloor(): Promise<NodeFloor> {
-  const child = spawn(process.execPath, ['-e', IDLE_NODE_SCRIPT], { stdio: 'ignore' });
-  try {
-    // Start-up is over well within this; its RSS is flat afterwards.
-    await new Promise((r) => setTimeout(r, 1500));
-    return { rss: await rssBytes(child.pid!), pss: await pssBytes(child.pid!) };
-  } finally {
-    child.kill('SIGKILL');
-  }
 }
 
 async function memory(h: RuntimeHarness): Promise<MemoryFigures> {
@@ -113,90 +87,6 @@ function memoryRows(label: string, m: MemoryFigures, node: NodeFloor): [string, 
     [`  floor: 4 idle node + ${m.conmonCount} idle conmons`, `${mib(floorRss)} RSS (${mib(4 * node.rss)} + ${mib(m.conmonCount * m.oneConmon.rss)}); PSS ${mib(floorPss)}`],
     ['  above the floor', `${mib(m.daemons + m.conmons - floorRss)} RSS; PSS ${mib(m.pss - floorPss)}`],
   ];
-}
-
-// ---------------------------------------------------------------- the floor: runc and CNI by hand
-
-/** A bundle with a copy of the image's rootfs (read-only), `sleep 3600`, cgroups under `cgroupParent`. */
-async function makeBundle(dir: string, snapshot: string): Promise<string> {
-  const bundle = join(dir, 'bundle');
-  await run('mkdir', ['-p', bundle]);
-  await run('cp', ['-a', snapshot, join(bundle, 'rootfs')]);
-  await run('runc', ['spec', '--bundle', bundle]);
-  return bundle;
-}
-
-async function runcRunDetached(runcRoot: string, bundle: string, id: string, cgroupParent: string): Promise<void> {
-  const specPath = join(bundle, 'config.json');
-  const spec = JSON.parse(await readFile(specPath, 'utf8')) as {
-    process: { terminal: boolean; args: string[] };
-    root: { path: string; readonly: boolean };
-    linux: { cgroupsPath?: string };
-  };
-  spec.process.terminal = false;
-  spec.process.args = ['sleep', '3600'];
-  spec.root = { path: 'rootfs', readonly: true };
-  spec.linux.cgroupsPath = `${cgroupParent}/${id}`;
-  await writeFile(specPath, JSON.stringify(spec));
-  // Detached: the container keeps runc's stdio, so it must not be a pipe we wait on.
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('runc', ['--root', runcRoot, 'run', '-d', '--bundle', bundle, id], { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`runc run -d exited with ${code}`))));
-  });
-}
-
-interface CniPlugin {
-  type: string;
-  capabilities?: Record<string, boolean>;
-  [key: string]: unknown;
-}
-
-interface Conflist {
-  cniVersion: string;
-  name: string;
-  plugins: CniPlugin[];
-}
-
-async function cniInvoke(command: 'ADD' | 'DEL', net: Conflist, plugin: CniPlugin, id: string, netns: string, ifName: string, prev: unknown): Promise<unknown> {
-  const { capabilities: _capabilities, ...config } = plugin;
-  const input = JSON.stringify({ ...config, cniVersion: net.cniVersion, name: net.name, ...(prev ? { prevResult: prev } : {}) });
-  const env = { ...process.env, CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_NETNS: netns, CNI_IFNAME: ifName, CNI_PATH: CNI_BIN_DIRS.join(':') };
-  const binary = CNI_BIN_DIRS.map((d) => join(d, plugin.type)).find((p) => existsSync(p));
-  if (binary === undefined) throw new Error(`no CNI plugin ${plugin.type} in ${CNI_BIN_DIRS.join(', ')}`);
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn(binary, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('error', reject);
-    // 'close', not 'exit': under load the process can be reaped before its stdout has been read.
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${plugin.type} ${command} exited with ${code}: ${out}`))));
-    child.stdin.end(input);
-  });
-  return command === 'ADD' ? JSON.parse(stdout) : prev;
-}
-
-/** The loopback attachment and the pod network's plugin chain, as the runtime runs them. */
-async function cniAdd(net: Conflist, id: string, netns: string): Promise<unknown> {
-  await cniInvoke('ADD', { cniVersion: net.cniVersion, name: 'bench-loopback', plugins: [] }, { type: 'loopback' }, id, netns, 'lo', undefined);
-  let prev: unknown;
-  for (const plugin of net.plugins) prev = await cniInvoke('ADD', net, plugin, id, netns, 'eth0', prev);
-  return prev;
-}
-
-async function cniDel(net: Conflist, id: string, netns: string, result: unknown): Promise<void> {
-  for (const plugin of [...net.plugins].reverse()) await cniInvoke('DEL', net, plugin, id, netns, 'eth0', result);
-}
-
-/** A network namespace bound to `path` (an empty file), as the runtime makes one. */
-async function createNetns(path: string): Promise<void> {
-  await writeFile(path, '');
-  await run('unshare', [`--net=${path}`, 'true']);
-}
-
-async function removeNetns(path: string): Promise<void> {
-  await run('umount', [path]);
-  await rm(path, { force: true });
 }
 
 interface FloorWave {

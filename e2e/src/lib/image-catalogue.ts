@@ -2,7 +2,7 @@
  * The catalogue of images used by the end-to-end tests, built on demand and cached.
  *
  *   type TestImageName    'busybox' | 'busybox-zstd' | 'busybox-uncompressed' | 'multilayer' |
- *                         'multiarch' | 'withuser' | 'withusername' | 'big' | 'bench5' |
+ *                         'multiarch' | 'withuser' | 'withusername' | 'big' | 'bench5' | 'pull5x20' |
  *                         'traversal-dotdot' | 'traversal-abs' | 'traversal-symlink' | 'docker-schema2'
  *   TEST_IMAGE_NAMES: TestImageName[]
  *   getTestImage(name): Promise<ImageContent>
@@ -48,6 +48,7 @@ export const TEST_IMAGE_NAMES = [
   'withusername',
   'big',
   'bench5',
+  'pull5x20',
   'traversal-dotdot',
   'traversal-abs',
   'traversal-symlink',
@@ -84,6 +85,11 @@ export const BIG_FILE = { path: '/big/random.bin', size: 100 * 1024 * 1024, seed
 /** bench5: the busybox layer plus four incompressible layers. */
 export const BENCH5 = {
   files: [1, 2, 3, 4].map((i) => ({ path: `/bench/layer${i + 1}.bin`, size: 25 * 1024 * 1024, seed: `skiff-bench5-${i + 1}` })),
+} as const;
+
+/** pull5x20: the busybox layer plus five incompressible layers of 20 MiB. */
+export const PULL5X20 = {
+  files: [1, 2, 3, 4, 5].map((i) => ({ path: `/pull/layer${i}.bin`, size: 20 * 1024 * 1024, seed: `skiff-pull5x20-${i}` })),
 } as const;
 
 export const MULTIARCH_PLATFORMS: Platform[] = [
@@ -312,6 +318,11 @@ const definitions: Record<TestImageName, () => Promise<ImageContent>> = {
     for (const [i, spec] of BENCH5.files.entries()) {
       layers.push(await randomFileLayer(`bench5-${i + 2}`, spec.path, spec.size, spec.seed));
     }
+    return buildImage({ blobDir: blobDir(), layers, config: BUSYBOX_CONFIG });
+  },
+  pull5x20: async () => {
+    const layers = [await busyboxLayer()];
+    for (const [i, spec] of PULL5X20.files.entries()) layers.push(await randomFileLayer(`pull5x20-${i + 1}`, spec.path, spec.size, spec.seed));
     return buildImage({ blobDir: blobDir(), layers, config: BUSYBOX_CONFIG });
   },
   'traversal-dotdot': async () =>

@@ -1,0 +1,359 @@
+/**
+ * Every CRI call a pod's life makes, timed one at a time through `skiff up` with busybox from a
+ * local registry: p50/p90/p99 over 100 samples of each pod and container call and 50 of each image
+ * call, beside, in the same run,
+ *   - the client's own floor: Version (no work in the server) through the same client, and the status
+ *     and list calls again with the response left undecoded;
+ *   - the floor of each step done by hand: runc create/start/kill/delete of a bundle of the busybox
+ *     rootfs, CNI ADD/DEL of the installed network into a fresh namespace, overlay mount/umount of
+ *     the image's layer, rm of a container's directories, `skopeo copy` of the pulled images;
+ *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
+ *     many idle `node` processes.
+ *
+ *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K]
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import type { Client } from '@grpc/grpc-js';
+import { callUnary, type RuntimeServiceClient } from '@skiff/proto';
+import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type RuntimeHarness } from '@skiff/e2e/lib';
+import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
+import { mib, percentile, rssBytes } from './stats.js';
+
+const run = promisify(execFile);
+
+/** p50 targets in ms, from the comparison with containerd 1.6 on this VM class. */
+const TARGETS: Record<string, string> = {
+  RunPodSandbox: '≤ 50',
+  PodSandboxStatus: '≤ 0.8',
+  StopPodSandbox: '≤ 50',
+  RemovePodSandbox: '≤ 10',
+  CreateContainer: '≤ 8.8',
+  StartContainer: '≤ 55',
+  ContainerStatus: '≤ 0.8',
+  StopContainer: '≤ 14.9',
+  RemoveContainer: '≤ 3',
+  'PullImage busybox': '≤ 60',
+  'PullImage 5x20 MiB': '≤ 500',
+  ImageStatus: '≤ 0.44',
+  RemoveImage: '≤ 4',
+  ListImages: '≤ 0.25',
+  "one pod's life": '≤ 180',
+};
+
+// ---------------------------------------------------------------- samples and the table
+
+class Samples {
+  private readonly rows = new Map<string, number[]>();
+  add(name: string, value: number): void {
+    let list = this.rows.get(name);
+    if (list === undefined) this.rows.set(name, (list = []));
+    list.push(value);
+  }
+  get(name: string): number[] {
+    return this.rows.get(name) ?? [];
+  }
+  async time<T>(name: string, operation: () => Promise<T>): Promise<T> {
+    const start = process.hrtime.bigint();
+    const value = await operation();
+    this.add(name, Number(process.hrtime.bigint() - start) / 1e6);
+    return value;
+  }
+}
+
+function fmt(value: number): string {
+  if (!Number.isFinite(value)) return '-';
+  return value < 10 ? value.toFixed(2) : value.toFixed(1);
+}
+
+function pcts(samples: number[]): string[] {
+  return samples.length === 0 ? ['-', '-', '-'] : [50, 90, 99].map((p) => fmt(percentile(samples, p)));
+}
+
+function p50(samples: number[]): string {
+  return samples.length === 0 ? '-' : fmt(percentile(samples, 50));
+}
+
+function printColumns(title: string, header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`\n${title}\n${'-'.repeat(title.length)}\n${line(header)}\n`);
+  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+}
+
+// ---------------------------------------------------------------- the client's floor
+
+interface MethodDefinition {
+  path: string;
+  requestSerialize: (request: unknown) => Buffer;
+}
+
+/** The same RPC with the response kept as bytes: the call without this client's protobuf decoding. */
+function undecoded(client: Client, method: string, request: unknown): Promise<number> {
+  const definition = (client.constructor as unknown as { service: Record<string, MethodDefinition> }).service[method];
+  if (definition === undefined) throw new Error(`no method ${method}`);
+  return new Promise((resolve, reject) => {
+    client.makeUnaryRequest(definition.path, definition.requestSerialize, (bytes: Buffer) => bytes, request, (err, bytes) =>
+      err ? reject(err) : resolve(bytes?.length ?? 0),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- floors by hand
+
+async function floorSteps(h: RuntimeHarness, samples: Samples, work: string, snapshot: string, lowerDirs: string[], runs: number): Promise<void> {
+  const runcRoot = join(work, 'runc');
+  const cgroup = `/skiff-bench-calls-${process.pid}`;
+  const bundle = await makeBundle(work, snapshot);
+  const conflist = JSON.parse(await readFile(join(h.skiff.dir, 'cni', '10-skiff.conflist'), 'utf8')) as Conflist;
+  try {
+    for (let i = 0; i < runs; i++) {
+      const id = `bench-calls-${i}-${randomBytes(4).toString('hex')}`;
+      await writeSleepSpec(bundle, id, cgroup);
+      try {
+        await samples.time('runc create', () => runcDetached(runcRoot, 'create', bundle, id));
+        await samples.time('runc start', () => runc(runcRoot, ['start', id]));
+        await samples.time('runc kill', () => runc(runcRoot, ['kill', id, 'KILL']));
+        // `runc delete` refuses a container that is still stopping; its state is read until stopped.
+        await waitStopped(runcRoot, id);
+        await samples.time('runc delete', () => runc(runcRoot, ['delete', id]));
+      } catch (err) {
+        await runc(runcRoot, ['delete', '--force', id]).catch(() => undefined);
+        throw err;
+      }
+
+      const netns = join(work, `netns-${i}`);
+      const cniId = randomBytes(32).toString('hex');
+      await createNetns(netns);
+      let result: unknown;
+      try {
+        result = await samples.time('CNI ADD', () => cniAdd(conflist, cniId, netns));
+        await samples.time('CNI DEL', () => cniDel(conflist, cniId, netns, result));
+      } finally {
+        await removeNetns(netns);
+      }
+
+      // A container's overlay and directories as the runtime lays them out: bundle + spec, upper, work, merged.
+      const dir = join(work, `container-${i}`);
+      const [upper, workDir, merged] = ['upper', 'work', 'merged'].map((d) => join(dir, d)) as [string, string, string];
+      await Promise.all([upper, workDir, merged].map((d) => mkdir(d, { recursive: true })));
+      await writeFile(join(dir, 'config.json'), await readFile(join(bundle, 'config.json')));
+      await writeFile(join(upper, 'written'), 'x');
+      const options = `lowerdir=${lowerDirs.join(':')},upperdir=${upper},workdir=${workDir}`;
+      await samples.time('overlay mount', () => run('mount', ['-t', 'overlay', 'overlay', '-o', options, merged]));
+      await samples.time('overlay umount', () => run('umount', [merged]));
+      await samples.time("rm of a container's directories", () => rm(dir, { recursive: true, force: true }));
+    }
+  } finally {
+    await removeCgroupTree(cgroup);
+  }
+}
+
+async function waitStopped(runcRoot: string, id: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { stdout } = await run('runc', ['--root', runcRoot, 'state', id]);
+    if ((JSON.parse(stdout) as { status: string }).status === 'stopped') return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`runc container ${id} did not stop`);
+}
+
+// ---------------------------------------------------------------- the calls
+
+async function podCalls(h: RuntimeHarness, samples: Samples, runs: number): Promise<void> {
+  const rt = h.runtime;
+  for (let i = 0; i < runs; i++) {
+    const config = h.podConfig();
+    const { pod_sandbox_id: podId } = await samples.time('RunPodSandbox', () => callUnary(rt, 'RunPodSandbox', { config }, { timeoutMs: 60_000 }));
+    await samples.time('PodSandboxStatus', () => callUnary(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
+    await samples.time('PodSandboxStatus undecoded', () => undecoded(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
+    const request = { pod_sandbox_id: podId, config: h.containerConfig('main'), sandbox_config: config };
+    const { container_id: id } = await samples.time('CreateContainer', () => callUnary(rt, 'CreateContainer', request, { timeoutMs: 60_000 }));
+    await samples.time('StartContainer', () => callUnary(rt, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }));
+    await samples.time('ContainerStatus', () => callUnary(rt, 'ContainerStatus', { container_id: id }));
+    await samples.time('ContainerStatus undecoded', () => undecoded(rt, 'ContainerStatus', { container_id: id }));
+    // `sleep` as PID 1 ignores SIGTERM: timeout 0 kills it at once, as kubelet does after its grace period.
+    await samples.time('StopContainer', () => callUnary(rt, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 }));
+    await samples.time('RemoveContainer', () => callUnary(rt, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 }));
+    await samples.time('StopPodSandbox', () => callUnary(rt, 'StopPodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 }));
+    await samples.time('RemovePodSandbox', () => callUnary(rt, 'RemovePodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 }));
+    await samples.time('Version', () => callUnary(rt, 'Version', {}));
+    await samples.time('Version undecoded', () => undecoded(rt, 'Version', {}));
+  }
+}
+
+/** RunPodSandbox + CreateContainer + StartContainer + StopPodSandbox + RemovePodSandbox, the container still running at the stop. */
+async function podLives(h: RuntimeHarness, samples: Samples, runs: number): Promise<void> {
+  const rt: RuntimeServiceClient = h.runtime;
+  for (let i = 0; i < runs; i++) {
+    await samples.time("one pod's life", async () => {
+      const config = h.podConfig();
+      const { pod_sandbox_id: podId } = await callUnary(rt, 'RunPodSandbox', { config }, { timeoutMs: 60_000 });
+      const request = { pod_sandbox_id: podId, config: h.containerConfig('main'), sandbox_config: config };
+      const { container_id: id } = await callUnary(rt, 'CreateContainer', request, { timeoutMs: 60_000 });
+      await callUnary(rt, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 });
+      await callUnary(rt, 'StopPodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 });
+      await callUnary(rt, 'RemovePodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 });
+    });
+  }
+}
+
+/**
+ * Image calls with a handful of images in the store. The pulled busybox is the only image holding
+ * its layer (the runtime's busybox is removed first), so each pull downloads and unpacks it again.
+ */
+async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, runs: number, pulls: number): Promise<void> {
+  const images = h.images;
+  await callUnary(images, 'RemoveImage', { image: { image: h.imageRef('busybox') } });
+  // Four small images with layers of their own, so ListImages has a handful to list.
+  for (let i = 0; i < 4; i++) {
+    const blobDir = join(imageCacheDir(), 'blobs');
+    const layer = await buildLayer([{ type: 'file', name: `handful-${i}`, mode: 0o644, content: `image ${i}\n` }], { blobDir });
+    const image = await buildImage({ blobDir, layers: [layer], config: { Cmd: ['sh'] } });
+    await pushImage(h.registry, 'skiff/handful', `n${i}`, image);
+    await callUnary(images, 'PullImage', { image: { image: `${h.registry.host}/skiff/handful:n${i}` } }, { timeoutMs: 60_000 });
+  }
+  const busybox = await pushTestImage(h.registry, 'busybox', { repo: 'skiff/pull-busybox' });
+  const spec = { image: busybox.reference };
+  for (let i = 0; i < runs; i++) {
+    await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
+    await samples.time('ImageStatus', () => callUnary(images, 'ImageStatus', { image: spec }));
+    await samples.time('ImageStatus undecoded', () => undecoded(images, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages', () => callUnary(images, 'ListImages', {}));
+    await samples.time('ListImages undecoded', () => undecoded(images, 'ListImages', {}));
+    await samples.time('RemoveImage', () => callUnary(images, 'RemoveImage', { image: spec }));
+  }
+  const skopeo = (reference: string, name: string, i: number): Promise<unknown> =>
+    run('skopeo', ['copy', '--quiet', '--src-tls-verify=false', `docker://${reference}`, `oci:${join(work, `oci-${name}-${i}`)}:x`]);
+  for (let i = 0; i < Math.min(runs, 10); i++) {
+    await samples.time('skopeo copy busybox', () => skopeo(busybox.reference, 'busybox', i));
+  }
+  const big = await pushTestImage(h.registry, 'pull5x20');
+  for (let i = 0; i < pulls; i++) {
+    await samples.time('PullImage 5x20 MiB', () => callUnary(images, 'PullImage', { image: { image: big.reference } }, { timeoutMs: 300_000 }));
+    await callUnary(images, 'RemoveImage', { image: { image: big.reference } });
+    await samples.time('skopeo copy 5x20 MiB', () => skopeo(big.reference, 'big', i));
+    await rm(join(work, `oci-big-${i}`), { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------- idle footprint
+
+interface Footprint {
+  rows: string[][];
+  rss: number;
+  pss: number;
+  floorRss: number;
+  floorPss: number;
+}
+
+async function parentPid(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+async function idleFootprint(h: RuntimeHarness): Promise<Footprint> {
+  const pids: [string, number][] = [];
+  for (const name of ['image-svc', 'runtime-svc', 'stream-svc', 'logs-svc']) {
+    const pid = await h.skiff.servicePid(name);
+    if (pid === undefined) throw new Error(`no pid for ${name}`);
+    pids.push([name, pid]);
+  }
+  pids.unshift(['supervisor (skiff up)', await parentPid(pids[0]![1])]);
+  const { spawn } = await import('node:child_process');
+  const nodes = pids.map(() => spawn(process.execPath, ['-e', IDLE_NODE_SCRIPT], { stdio: 'ignore' }));
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    const rows: string[][] = [];
+    let rss = 0;
+    let pss = 0;
+    for (const [name, pid] of pids) {
+      const [r, p] = [await rssBytes(pid), await pssBytes(pid)];
+      rss += r;
+      pss += p;
+      rows.push([name, mib(r), mib(p)]);
+    }
+    let floorRss = 0;
+    let floorPss = 0;
+    for (const child of nodes) {
+      floorRss += await rssBytes(child.pid!);
+      floorPss += await pssBytes(child.pid!);
+    }
+    return { rows, rss, pss, floorRss, floorPss };
+  } finally {
+    for (const child of nodes) child.kill('SIGKILL');
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { samples: { type: 'string', default: '100' }, 'image-samples': { type: 'string', default: '50' }, pulls: { type: 'string', default: '3' } },
+  });
+  const runs = Number(values.samples);
+  const imageRuns = Number(values['image-samples']);
+  const pulls = Number(values.pulls);
+  const h = await startRuntimeHarness({ images: ['busybox'] });
+  const work = await makeTempDir('skiff-bench-calls');
+  const samples = new Samples();
+  try {
+    const { info } = await callUnary(h.images, 'ImageStatus', { image: { image: h.imageRef('busybox') }, verbose: true });
+    const parsed = JSON.parse(info['info'] ?? '{}') as { snapshots: string[]; layers?: string[] };
+    const snapshot = parsed.snapshots[0]!;
+
+    // Warm-up: the first calls pay for connections, lazy loads and JIT.
+    await podCalls(h, new Samples(), 3);
+    const footprint = await idleFootprint(h);
+    await floorSteps(h, samples, work, snapshot, [snapshot], runs);
+    await podCalls(h, samples, runs);
+    await podLives(h, samples, runs);
+    await imageCalls(h, samples, work, imageRuns, pulls);
+
+    const s = (name: string): number[] => samples.get(name);
+    const sum = (...names: string[]): number => names.reduce((t, n) => t + percentile(s(n), 50), 0);
+    const clientFloor = `${p50(s('Version'))} (Version)`;
+    const rows: [string, number[], string, string][] = [
+      ['RunPodSandbox', s('RunPodSandbox'), clientFloor, `CNI ADD ${p50(s('CNI ADD'))} + runc create ${p50(s('runc create'))} + start ${p50(s('runc start'))}`],
+      ['PodSandboxStatus', s('PodSandboxStatus'), `${p50(s('PodSandboxStatus undecoded'))} (undecoded)`, ''],
+      ['StopPodSandbox', s('StopPodSandbox'), clientFloor, `runc kill ${p50(s('runc kill'))} + CNI DEL ${p50(s('CNI DEL'))}`],
+      ['RemovePodSandbox', s('RemovePodSandbox'), clientFloor, `runc delete ${p50(s('runc delete'))} + rm ${p50(s("rm of a container's directories"))}`],
+      ['CreateContainer', s('CreateContainer'), clientFloor, `overlay mount ${p50(s('overlay mount'))} + runc create ${p50(s('runc create'))}`],
+      ['StartContainer', s('StartContainer'), clientFloor, `runc start ${p50(s('runc start'))}`],
+      ['ContainerStatus', s('ContainerStatus'), `${p50(s('ContainerStatus undecoded'))} (undecoded)`, ''],
+      ['StopContainer', s('StopContainer'), clientFloor, `runc kill ${p50(s('runc kill'))}`],
+      ['RemoveContainer', s('RemoveContainer'), clientFloor, `runc delete ${p50(s('runc delete'))} + umount ${p50(s('overlay umount'))} + rm ${p50(s("rm of a container's directories"))}`],
+      ['PullImage busybox', s('PullImage busybox'), '', `skopeo copy ${p50(s('skopeo copy busybox'))}`],
+      ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), '', `skopeo copy ${s('skopeo copy 5x20 MiB').map(fmt).join(' / ')}`],
+      ['ImageStatus', s('ImageStatus'), `${p50(s('ImageStatus undecoded'))} (undecoded)`, ''],
+      ['RemoveImage', s('RemoveImage'), '', ''],
+      ['ListImages', s('ListImages'), `${p50(s('ListImages undecoded'))} (undecoded)`, ''],
+      ["one pod's life", s("one pod's life"), '', `sum of the steps' floors ${fmt(sum('CNI ADD', 'runc create', 'runc start', 'runc kill', 'CNI DEL', 'runc delete', 'overlay mount', 'overlay umount', "rm of a container's directories"))}`],
+    ];
+    printColumns(
+      `CRI calls one at a time (${runs} samples per pod/container call, ${imageRuns} per image call, ${pulls} pulls of 5x20 MiB), ms`,
+      ['call', 'n', 'p50', 'p90', 'p99', 'client floor p50', 'target p50', 'floor of the steps by hand, p50'],
+      rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
+    );
+    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', "rm of a container's directories", 'Version', 'Version undecoded', 'skopeo copy busybox', 'skopeo copy 5x20 MiB'];
+    printColumns('Floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
+    printColumns(
+      `Idle footprint, no pods (target <= 200 MiB RSS, <= 90 MiB PSS in all)`,
+      ['process', 'RSS', 'PSS'],
+      [...footprint.rows, ['total', mib(footprint.rss), mib(footprint.pss)], [`floor: ${footprint.rows.length} idle node`, mib(footprint.floorRss), mib(footprint.floorPss)]],
+    );
+  } finally {
+    const cleanup = Date.now();
+    await h.stop();
+    process.stdout.write(`\n(cleanup: ${Math.round((Date.now() - cleanup) / 1000)} s)\n`);
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
