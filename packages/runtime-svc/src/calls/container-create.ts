@@ -19,6 +19,7 @@ import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { mountOverlay } from '../mounts/mounts.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
+import { StepTimer } from '../util/step-timer.js';
 import { nowNanos } from '../util/time.js';
 import { bindMountsOf, ensureHostPaths } from '../container/container-mounts.js';
 import { containerSpecInput } from '../container/container-spec.js';
@@ -103,6 +104,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
   const sandbox = requireSandbox(ctx, request.pod_sandbox_id);
   const startedAt = performance.now();
   return ctx.locks.run(sandbox.id, async () => {
+    const timer = new StepTimer(ctx.log, 'CreateContainer', { sandbox: sandbox.id });
     if (ctx.state.sandboxes.get(sandbox.id) !== sandbox) throw new StatusError(status.NOT_FOUND, `pod sandbox ${sandbox.id} was removed`);
     if (!(await sandboxIsReady(ctx, sandbox))) {
       throw new StatusError(status.FAILED_PRECONDITION, `pod sandbox ${sandbox.id} is not ready (stopped, or its init process exited); containers can only be created in a ready sandbox`);
@@ -119,6 +121,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const resolved = await ctx.images.resolveRootfs(imageRef);
     const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
 
+    timer.mark('validate and resolve image');
     const id = newId();
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
     ctx.state.reserveContainerName(nameKey, id);
@@ -154,12 +157,15 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     try {
       await fs.mkdir(paths.dir, { mode: 0o700 });
       await ctx.records.saveContainer(rec);
+      timer.mark('record');
       // The lease keeps the image's layers on disk for as long as this container exists.
       const [lowerDirs] = await allSettledOrThrow([
         ctx.images.acquireLease(id, resolved.image),
         ...[paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })),
       ]);
+      timer.mark('lease and dirs');
       await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
+      timer.mark('overlay mount');
       rec.rootfsMounted = true;
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
@@ -187,14 +193,15 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
         logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,
       ]);
+      timer.mark('user and spec');
 
       // Output goes to the journal; logs-svc writes the CRI log file from it. Without journald
       // there is nothing to read it from, so conmon writes the file itself. The container prints
       // nothing before StartContainer, so logs-svc is told about it while runc creates it.
       const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: logPath || paths.fallbackLog }];
       const [, monitor] = await allSettledOrThrow([
-        tracksLog ? trackContainerLog(ctx, id, logPath) : undefined,
-        createContainerWithMonitor({
+        tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined,
+        timer.time('conmon + runc create', createContainerWithMonitor({
           conmonPath: ctx.config.runtime.conmon,
           runtime: handler.runc.binaryForConmon,
           id,
@@ -210,13 +217,16 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           terminal: config.tty,
           stdin: config.stdin,
           leaveStdinOpen: config.stdin && !config.stdin_once,
-        }),
+        })),
       ]);
+      timer.mark('monitor and runc create');
       rec.pid = monitor.containerPid;
       rec.conmonPid = monitor.conmonPid;
       rec.phase = 'created';
       await ctx.records.saveContainer(rec);
       ctx.state.containers.set(id, rec);
+      timer.mark('record');
+      timer.done();
       ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
       return { container_id: id };
     } catch (err) {
@@ -225,6 +235,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       );
       if (tracksLog) await forgetContainerLog(ctx, id);
       ctx.state.releaseContainerName(nameKey, id);
+      timer.done('failed');
       throw err;
     }
   });

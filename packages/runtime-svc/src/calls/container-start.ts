@@ -7,12 +7,15 @@ import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
+import { StepTimer } from '../util/step-timer.js';
 import { nowNanos } from '../util/time.js';
 
 /** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */
 export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output): Promise<cri.StartContainerResponse> {
   const rec = requireContainer(ctx, 'StartContainer', request.container_id);
+  const timer = new StepTimer(ctx.log, 'StartContainer', { container: rec.id });
   await withContainerLock(ctx, rec, async () => {
+    timer.mark('lock');
     await refreshContainer(ctx, rec);
     if (rec.phase !== 'created') {
       throw new StatusError(status.FAILED_PRECONDITION, `container ${rec.id} is ${containerState(rec)}; only a created container can be started`);
@@ -21,10 +24,13 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     if (!sandbox || !(await sandboxIsReady(ctx, sandbox))) {
       throw new StatusError(status.FAILED_PRECONDITION, `the pod sandbox ${rec.sandboxId} of container ${rec.id} is not ready`);
     }
+    timer.mark('checks');
     const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
     try {
       await runc.start(rec.id);
+      timer.mark('runc start');
     } catch (err) {
+      timer.done('failed');
       await runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
       rec.phase = 'exited';
       rec.exitCode = 128;
@@ -37,6 +43,8 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     rec.phase = 'running';
     rec.startedAt = nowNanos();
     await ctx.records.saveContainer(rec);
+    timer.mark('record');
+    timer.done();
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');
   });
   return {};

@@ -13,6 +13,7 @@ import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandb
 import { newId } from '../state/ids.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
+import { StepTimer } from '../util/step-timer.js';
 import { nowNanos } from '../util/time.js';
 
 const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
@@ -27,6 +28,7 @@ const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
 export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output): Promise<cri.RunPodSandboxResponse> {
   const startedAt = performance.now();
   const id = newId();
+  const timer = new StepTimer(ctx.log, 'RunPodSandbox', { sandbox: id });
   const rec = sandboxRecordFromRequest(id, request, { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver }, nowNanos());
   ctx.handlers.resolve(rec.runtimeHandler);
   const paths = ctx.paths.sandbox(id);
@@ -40,6 +42,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     rec.network = network;
   }
 
+  timer.mark('validate');
   const nameKey = podNameKey(rec.metadata);
   ctx.state.reservePodName(nameKey, id);
   const undo: (() => Promise<void>)[] = [];
@@ -47,15 +50,17 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
     await ctx.records.saveSandbox(rec);
+    timer.mark('record');
 
     if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
     const podShm = rec.namespaces.ipc !== 'NODE';
     if (podShm) undo.push(() => unmountIfMounted(paths.shm));
     await allSettledOrThrow([
       fs.mkdir(paths.rootfs, { mode: 0o755 }),
-      network ? ctx.netns.create(id) : undefined,
-      podShm ? fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS)) : undefined,
+      network ? timer.time('netns', ctx.netns.create(id)) : undefined,
+      podShm ? timer.time('shm', fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS))) : undefined,
     ]);
+    timer.mark('netns, shm and rootfs dir');
     rec.shmMounted = podShm;
 
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
@@ -63,15 +68,22 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     undo.push(() => deleteSandboxContainer(ctx, rec));
     // The pod network and the pause container only share the namespace, which exists already:
     // set both up at once (the two slowest steps of a pod start).
-    const [ips, pause] = await allSettledOrThrow([network ? attachSandboxNetwork(ctx, rec) : [], runSandboxContainer(ctx, rec, paths, spec)]);
+    const [ips, pause] = await allSettledOrThrow([
+      network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
+      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
+    ]);
+    timer.mark('network and pause');
     rec.ips = ips;
     rec.pid = pause.pid;
     rec.pidStartTime = pause.startTime;
     await writePodFiles(rec, paths);
+    timer.mark('pod files');
 
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
     ctx.state.sandboxes.set(id, rec);
+    timer.mark('record');
+    timer.done();
     ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
     return { pod_sandbox_id: id };
   } catch (err) {
@@ -79,6 +91,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
       await step().catch((cleanupErr: unknown) => ctx.log.error({ sandbox: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed RunPodSandbox failed'));
     }
     ctx.state.releasePodName(nameKey, id);
+    timer.done('failed');
     throw err;
   }
 }

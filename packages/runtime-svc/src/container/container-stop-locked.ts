@@ -1,6 +1,7 @@
 import { stopContainer } from '../oci/stop-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
+import { StepTimer } from '../util/step-timer.js';
 import { refreshContainer } from './container-state.js';
 
 /**
@@ -9,13 +10,18 @@ import { refreshContainer } from './container-state.js';
  * that has already exited does nothing.
  */
 export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRecord, timeoutSeconds: number): Promise<void> {
+  const timer = new StepTimer(ctx.log, 'container stop', { container: rec.id });
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
+  timer.mark('refresh');
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // A created container's process is still runc's, waiting to exec the command: it has printed
   // nothing, so its exit needs no wait for the log.
   const neverRan = rec.phase === 'created';
   const timeoutMs = neverRan ? 0 : Math.max(0, timeoutSeconds) * 1000;
   await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal });
+  timer.mark('signal and wait for exit');
   await refreshContainer(ctx, rec, { neverRan });
+  timer.mark('refresh after exit');
+  timer.done();
 }

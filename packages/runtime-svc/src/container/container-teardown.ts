@@ -6,6 +6,7 @@ import type { ContainerRecord } from '../state/records.js';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
+import type { StepTimer } from '../util/step-timer.js';
 
 /** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;
@@ -39,18 +40,28 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
  * directory and its lease on the image's layers. Every step tolerates the thing being gone
  * already, so it serves a failed create, RemoveContainer and start-up recovery alike.
  */
-export async function teardownContainer(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'>): Promise<void> {
+export async function teardownContainer(
+  ctx: RuntimeContext,
+  rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'>,
+  timer?: StepTimer,
+): Promise<void> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // Only a create that never finished can have a `runc create` still running.
   if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
   await handler.runc.delete(rec.id, { force: true });
+  timer?.mark('runc delete');
   await killMonitor(rec.id, paths.conmonPidFile);
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
+  timer?.mark('monitor');
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
+  timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);
+  timer?.mark('cgroup');
   await fs.rm(paths.dir, { recursive: true, force: true });
+  timer?.mark('rm');
   await ctx.images.releaseLease(rec.id);
+  timer?.mark('lease');
 }
 
 /** Guards against a recycled pid: the process must be a conmon naming this container. */

@@ -3,12 +3,15 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
+import { StepTimer } from '../util/step-timer.js';
 import { stopPodSandboxLocked } from './sandbox-stop-locked.js';
 import { teardownSandbox } from './sandbox-teardown.js';
 
 /** RemovePodSandbox with the sandbox's lock held: stop, remove every container, then the sandbox. */
 export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  const timer = new StepTimer(ctx.log, 'sandbox removal', { sandbox: rec.id });
   if (rec.phase !== 'removing') await stopPodSandboxLocked(ctx, rec);
+  timer.mark('stop');
   await allSettledOrThrow(
     ctx.state.containersOf(rec.id).map((container) =>
       ctx.locks.run(container.id, async () => {
@@ -16,9 +19,12 @@ export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRe
       }),
     ),
   );
+  timer.mark('containers');
   rec.phase = 'removing';
   await ctx.records.saveSandbox(rec);
-  await teardownSandbox(ctx, rec);
+  timer.mark('record');
+  await teardownSandbox(ctx, rec, timer);
+  timer.done();
   ctx.state.sandboxes.delete(rec.id);
   ctx.state.releasePodName(podNameKey(rec.metadata), rec.id);
   ctx.log.info({ sandbox: rec.id }, 'pod sandbox removed');

@@ -4,18 +4,24 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import type { SandboxRecord } from '../state/records.js';
 import { deleteSandboxContainer } from './sandbox-container.js';
+import type { StepTimer } from '../util/step-timer.js';
 import { detachSandboxNetwork } from './sandbox-network.js';
 
 /**
  * Everything a sandbox may own, undone in dependency order; used for removal and for records a
  * crash left in "creating" or "removing".
  */
-export async function teardownSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+export async function teardownSandbox(ctx: RuntimeContext, rec: SandboxRecord, timer?: StepTimer): Promise<void> {
   const paths = ctx.paths.sandbox(rec.id);
   await deleteSandboxContainer(ctx, rec);
+  timer?.mark('runc delete pause');
   await detachSandboxNetwork(ctx, rec);
   await ctx.netns.remove(rec.id);
+  timer?.mark('network');
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
+  timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs') await removeCgroup(rec.cgroupsPath);
+  timer?.mark('cgroup');
   await fs.rm(paths.dir, { recursive: true, force: true });
+  timer?.mark('rm');
 }
