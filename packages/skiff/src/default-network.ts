@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { atomicWriteFile, DEFAULT_BRIDGE_CONFLIST, DEFAULT_CONFLIST_FILE, type Logger, type SkiffConfig } from '@skiff/common';
+import { atomicWriteFile, DEFAULT_BRIDGE_CONFLIST, DEFAULT_CONFLIST_FILE, type Logger, type SkiffConfig } from '@skiff/common/core';
 
 const CNI_CONFIG_FILE = /\.(conf|conflist|json)$/;
 

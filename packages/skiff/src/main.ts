@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
-import { configPathFor, loadConfig } from '@skiff/common';
+import { configPathFor, loadConfig } from '@skiff/common/core';
 import { upDetached, upForeground } from './commands/up.js';
 import { downCommand } from './commands/down.js';
 import { statusCommand } from './commands/status.js';

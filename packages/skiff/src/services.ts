@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
-import type { SkiffConfig } from '@skiff/common';
-import { createImageClient, createRuntimeClient, callUnary } from '@skiff/proto';
+import type { SkiffConfig } from '@skiff/common/core';
 
 const require = createRequire(import.meta.url);
 
@@ -26,11 +25,15 @@ async function closing<C extends { close(): void }>(client: C, use: (client: C) 
   }
 }
 
-function probeImageService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+// gRPC and the CRI protocol are loaded only when a probe runs (`skiff status`, `skiff up -d`): the
+// supervisor itself never speaks gRPC and stays without them.
+async function probeImageService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const { createImageClient, callUnary } = await import('@skiff/proto');
   return closing(createImageClient(config.image.socket), (client) => callUnary(client, 'ImageFsInfo', {}, { timeoutMs }));
 }
 
-function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+async function probeRuntimeService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const { createRuntimeClient, callUnary } = await import('@skiff/proto');
   return closing(createRuntimeClient(config.runtime.socket), (client) => callUnary(client, 'Version', {}, { timeoutMs }));
 }
 

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { isProcessAlive, pollUntil, readPidFile, removePidFile, writePidFile, type Logger } from '@skiff/common';
+import { isProcessAlive, pollUntil, readPidFile, removePidFile, writePidFile, type Logger } from '@skiff/common/core';
 import { RestartBackoff } from './backoff.js';
 import type { ServiceSpec } from './services.js';
 

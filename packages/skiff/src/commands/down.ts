@@ -1,4 +1,4 @@
-import { isProcessAlive, pollUntil, type SkiffConfig } from '@skiff/common';
+import { isProcessAlive, pollUntil, type SkiffConfig } from '@skiff/common/core';
 import { runningSupervisorPid } from './status.js';
 
 /** Stops the supervisor and with it the services. Containers keep running: they belong to their monitors. */

@@ -1,4 +1,4 @@
-import { isProcessAlive, readPidFile, type SkiffConfig } from '@skiff/common';
+import { isProcessAlive, readPidFile, type SkiffConfig } from '@skiff/common/core';
 import { SERVICES } from '../services.js';
 import { servicePidFile } from '../supervisor.js';
 import { supervisorPidFile } from '../paths.js';

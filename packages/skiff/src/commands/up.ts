@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
-import { createLogger, removePidFile, writePidFile, type SkiffConfig } from '@skiff/common';
+import { createLogger, removePidFile, writePidFile, type SkiffConfig } from '@skiff/common/core';
 import { SERVICES } from '../services.js';
 import { installDefaultNetwork } from '../default-network.js';
 import { Supervisor } from '../supervisor.js';
