@@ -401,6 +401,24 @@ describe('the daemon', () => {
     assert.equal(statSync(join(snapshots[0]!, BIG_FILE.path)).size, BIG_FILE.size);
   });
 
+  test('killed with SIGKILL right after RemoveImage answers: the restarted image-svc deletes the layers', async () => {
+    const { info } = await statusOf(pushed['big']!.reference, true);
+    const { snapshots, layers } = JSON.parse(info['info']!) as { snapshots: string[]; layers: { digest: string }[] };
+    const bigSnapshot = snapshots[0]!; // top layer first
+    const bigBlob = storeDir('blobs', 'sha256', layers[layers.length - 1]!.digest.slice('sha256:'.length));
+    assert.ok(existsSync(bigSnapshot) && existsSync(bigBlob));
+    const pid = await skiff.servicePid('image-svc');
+    assert.ok(pid);
+    await remove(pushed['big']!.reference);
+    process.kill(pid, 'SIGKILL');
+    await skiff.waitForNewPid('image-svc', pid);
+    await skiff.waitUntilImageServiceAnswers();
+    assert.equal((await statusOf(pushed['big']!.reference)).image, null);
+    assert.ok(!existsSync(bigSnapshot), 'the 100 MiB layer is unpacked no more');
+    assert.ok(!existsSync(bigBlob), 'its blob is gone');
+    assert.deepEqual(debris(), []);
+  });
+
   test('an unknown registry host → Unavailable, without a DNS packet leaving the machine', async () => {
     // A second image-svc in a network namespace of its own with only loopback: the name lookup fails
     // at once (no route to any resolver), exactly as on a node whose DNS does not know the host.

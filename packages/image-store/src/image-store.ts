@@ -302,8 +302,11 @@ export class ImageStore {
   /**
    * By a tag of an image that has other tags: only that tag goes ('untagged'). By id, repo digest
    * or last tag: the record goes and unshared content is collected ('removed').
+   * `collectInBackground`: return once the index no longer holds the image and collect after; the
+   * collection runs under the store's mutex (so before any later write) and, after a crash, at the
+   * next open.
    */
-  async removeImage(ref: string): Promise<'removed' | 'untagged' | 'absent'> {
+  async removeImage(ref: string, options: { collectInBackground?: boolean } = {}): Promise<'removed' | 'untagged' | 'absent'> {
     this.requireWriter('removeImage');
     const outcome = await this.guard.mutex.run(async () => {
       const match = this.index.find(ref);
@@ -323,7 +326,10 @@ export class ImageStore {
       this.logger.info({ id: image.id, ref }, 'image removed');
       return 'removed' as const;
     });
-    if (outcome === 'removed') await this.gc();
+    if (outcome !== 'removed') return outcome;
+    const collecting = this.gc();
+    if (options.collectInBackground) collecting.catch((err: unknown) => this.logger.error({ err: errorMessage(err) }, 'collecting after an image removal failed'));
+    else await collecting;
     return outcome;
   }
 

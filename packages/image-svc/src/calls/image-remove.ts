@@ -8,7 +8,8 @@ import type { ImageStore } from '@skiff/image-store';
 export async function removeImageCall(store: ImageStore, log: Logger, request: cri.RemoveImageRequest__Output): Promise<cri.RemoveImageResponse> {
   const reference = request.image?.image ?? '';
   if (reference === '') throw new StatusError(status.INVALID_ARGUMENT, 'RemoveImage: image.image is required');
-  const outcome = await store.removeImage(reference);
+  // The image is gone once the index says so; its unshared layers are deleted after the answer.
+  const outcome = await store.removeImage(reference, { collectInBackground: true });
   if (outcome !== 'absent') log.info({ image: reference, outcome }, 'image removed');
   return {};
 }
