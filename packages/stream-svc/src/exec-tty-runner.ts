@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '@skiff/common';
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
+import { OutputFlow, outputEnded } from './output-flow.js';
 import { DEFAULT_CONMON_PATH, spawnExecConmon, type ExecConmon } from './conmon-exec.js';
 import type { ExecStreamRequest } from './requests.js';
 import type { StreamSession, TerminalSize } from './session.js';
@@ -73,6 +74,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
   let conmon: ExecConmon | undefined;
   let execPid: number | undefined;
   let runtimeErrors = '';
+  const flow = new OutputFlow(session);
 
   session.onResize((next) => {
     size = next;
@@ -83,6 +85,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
   });
   session.onClientGone(() => {
     clientGone = true;
+    flow.resumeAll();
     relay?.close();
     if (execPid !== undefined) void killExecProcess(execPid);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
@@ -106,12 +109,14 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
     if (!ready || ready.data < 0) throw new Error(ready?.message ?? (conmon.stderr() || 'conmon ended before its attach socket was ready'));
     if (clientGone) return;
 
-    relay = new AttachRelay(join(dir, 'attach'), {
+    const opened: AttachRelay = new AttachRelay(join(dir, 'attach'), {
       onPacket: (type, data) => {
-        if (type === FRAME_STDOUT) session.writeStdout(data);
-        else if (type === FRAME_STDERR) runtimeErrors += data.toString('utf8');
+        const output = opened.output;
+        if (type === FRAME_STDOUT && output) flow.forward(output, () => session.writeStdout(data));
+        else if (type === FRAME_STDERR && runtimeErrors.length < 64 * 1024) runtimeErrors += data.toString('utf8');
       },
     });
+    relay = opened;
     await withTimeout(relay.connected, SETUP_TIMEOUT_MS, 'connecting to the attach socket');
     // The session has held the client's input until now.
     const attached = relay;
@@ -138,7 +143,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, session: S
     execPid = pidMessage.data;
     if (clientGone) await killExecProcess(execPid);
     const exitMessage = await conmon.messages.next();
-    await Promise.race([relay.ended, sleep(DRAIN_MS)]);
+    await Promise.race([relay.ended, outputEnded([relay.output], DRAIN_MS)]);
     if (clientGone) {
       log.info({ container: request.containerId, cmd: request.cmd }, 'exec with terminal ended: client went away');
       return;
