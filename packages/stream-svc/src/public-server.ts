@@ -29,6 +29,11 @@ import { chooseProtocol, REMOTE_COMMAND_PROTOCOLS, WebSocketSession } from './we
 export const HEALTH_PATH = '/healthz';
 /** How long stopping waits for exec and attach runs to clean up after their clients are cut off. */
 const SHUTDOWN_GRACE_MS = 5000;
+/**
+ * Largest WebSocket message taken (ws closes the connection with 1009 past it); clients send
+ * stdin, resizes and forwarded bytes in far smaller pieces.
+ */
+export const MAX_WEBSOCKET_MESSAGE = 4 * 1024 * 1024;
 const STREAM_PATH = /^\/(exec|attach|portforward)\/([A-Za-z0-9_-]+)\/?$/;
 
 export interface PublicServerOptions {
@@ -70,9 +75,10 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
     app.post(`/${kind}/:token`, notUpgraded);
   }
 
-  const remoteCommand = new WebSocketServer({ noServer: true, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
+  const remoteCommand = new WebSocketServer({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
   const portForward = new WebSocketServer({
     noServer: true,
+    maxPayload: MAX_WEBSOCKET_MESSAGE,
     handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
   });
   const spdyConnections = new Set<SpdyConnection>();
