@@ -46,3 +46,11 @@ test('logs-svc: its socket follows run_dir, its state follows root, a bad flush_
   await assert.rejects(loadConfig(write('[logs]\nflush_timeout = "soon"')), /logs.flush_timeout/);
   await assert.rejects(loadConfig(write('[logs]\nstate_dir = "rel"')), /logs.state_dir/);
 });
+
+test('stream-svc limits: read from [stream], a non-positive or fractional one is named', async () => {
+  const c = await loadConfig(write('[stream]\nmax_connections = 10\nmax_streams_per_session = 20\nmax_port_forward_connections = 3\n'));
+  assert.deepEqual([c.stream.max_connections, c.stream.max_streams_per_session, c.stream.max_port_forward_connections], [10, 20, 3]);
+  await assert.rejects(loadConfig(write('[stream]\nmax_connections = 0')), /stream.max_connections/);
+  await assert.rejects(loadConfig(write('[stream]\nmax_streams_per_session = 1.5')), /stream.max_streams_per_session/);
+  await assert.rejects(loadConfig(write('[stream]\nmax_port_forward_connections = -1')), /stream.max_port_forward_connections/);
+});
