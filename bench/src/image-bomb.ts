@@ -6,12 +6,12 @@
  *
  *   node bench/dist/image-bomb.js [--bomb-mib N] [--limit-mib M]
  */
-import { lstat, readFile, readdir, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { callUnary } from '@skiff/proto';
-import { buildImage, buildLayer, getFreePort, makeTempDir, pushImage, removeDir, startRegistry, startSkiff } from '@skiff/e2e/lib';
+import { buildImage, buildLayer, makeTempDir, pushImage, removeDir, startRegistry, startSkiff } from '@skiff/e2e/lib';
 import { mib, ms, printTable, rssBytes, timed } from './stats.js';
 
 const MiB = 1024 * 1024;
@@ -53,7 +53,6 @@ async function main(): Promise<void> {
   const limitBytes = Number(values['limit-mib']) * MiB;
   const work = await makeTempDir('skiff-bench-bomb');
   const registry = await startRegistry();
-  const dir = await makeTempDir('skiff-bench');
   try {
     const layer = await buildLayer([{ type: 'file', name: 'bomb', mode: 0o644, content: { size: bombBytes, open: () => Readable.from(zeroChunks(bombBytes)) } }], {
       blobDir: work,
@@ -62,24 +61,7 @@ async function main(): Promise<void> {
     const image = await buildImage({ blobDir: work, layers: [layer], config: { Cmd: ['sh'] } });
     await pushImage(registry, 'skiff/bomb', 'latest', image);
 
-    await writeFile(join(dir, 'registries.conf'), '');
-    await writeFile(
-      join(dir, 'skiff.toml'),
-      [
-        `root = "${join(dir, 'root')}"`,
-        `run_dir = "${join(dir, 'run')}"`,
-        `log_file = "${join(dir, 'skiff.log')}"`,
-        `[image]`,
-        `registries_config = "${join(dir, 'registries.conf')}"`,
-        `max_layer_bytes = ${limitBytes}`,
-        `[stream]`,
-        `port = ${await getFreePort()}`,
-        `[runtime]`,
-        `cni_conf_dir = "${join(dir, 'cni')}"`,
-        `cgroup_parent = "/${basename(dir)}"`,
-      ].join('\n'),
-    );
-    const skiff = await startSkiff({ dir });
+    const skiff = await startSkiff({ imageConfig: `max_layer_bytes = ${limitBytes}` });
     try {
       const images = skiff.imageClient();
       const pid = (await skiff.servicePid('image-svc'))!;
@@ -122,7 +104,6 @@ async function main(): Promise<void> {
   } finally {
     await registry.stop();
     await removeDir(work);
-    await removeDir(dir);
   }
 }
 

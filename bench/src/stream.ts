@@ -5,9 +5,11 @@
  *   - port-forward throughput of 1 GiB from a server in the pod, over SPDY, SPDY in a WebSocket
  *     and WebSocket v4, beside a direct TCP copy from the pod IP (the floor);
  *   - stream-svc RSS fresh, with 100 idle exec sessions (half SPDY, half WebSocket), and after all
- *     the runs.
+ *     the runs;
+ *   - stream-svc RSS while one WebSocket client reads an exec's output (1 GiB of zeros) at a fixed
+ *     rate (1 MiB/s), sampled every second, beside the idle RSS (the floor).
  *
- *   node bench/dist/stream.js [--runs N] [--bytes B] [--sessions S]
+ *   node bench/dist/stream.js [--runs N] [--bytes B] [--sessions S] [--slow-bytes B] [--slow-rate B/s] [--slow-only]
  */
 import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
@@ -79,8 +81,61 @@ function wsDownload(url: string, expect: number): Promise<number> {
   });
 }
 
+/**
+ * Reads an exec's stdout over WebSocket v5 at `rate` bytes a second (pausing the socket when ahead)
+ * and samples stream-svc's RSS every second meanwhile; answers the bytes read and the samples.
+ */
+async function slowRead(url: string, rate: number, streamPid: number): Promise<{ bytes: number; millis: number; samples: number[] }> {
+  let bytes = 0;
+  const started = performance.now();
+  const samples: number[] = [];
+  let ws: Awaited<ReturnType<typeof openWebSocket>> | undefined;
+  const sampler = setInterval(() => void rssBytes(streamPid).then((rss) => samples.push(rss), () => undefined), 1000);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      openWebSocket(url, ['v5.channel.k8s.io'], (m) => {
+        if (m[0] !== 1) return;
+        bytes += m.length - 1;
+        const ahead = bytes / rate - (performance.now() - started) / 1000;
+        if (ahead > 0.05 && ws && !ws.isPaused) {
+          ws.pause();
+          setTimeout(() => ws?.resume(), ahead * 1000);
+        }
+      }).then((socket) => {
+        ws = socket;
+        socket.once('close', () => resolve());
+      }, reject);
+    });
+  } finally {
+    clearInterval(sampler);
+  }
+  return { bytes, millis: performance.now() - started, samples };
+}
+
+async function slowReaderMemory(h: RuntimeHarness, app: string, streamPid: number, total: number, bytesPerSecond: number): Promise<void> {
+  const idle = await rssBytes(streamPid);
+  const { url } = await callUnary(h.runtime, 'Exec', { container_id: app, cmd: ['head', '-c', String(total), '/dev/zero'], stdout: true });
+  const { bytes, millis, samples } = await slowRead(url, bytesPerSecond, streamPid);
+  const at = (share: number): number => samples[Math.min(samples.length - 1, Math.floor(samples.length * share))] ?? 0;
+  printTable(`stream-svc RSS while one client reads ${mib(total)} of exec output at ${mib(bytesPerSecond)}/s (target: flat, < 100 MB)`, [
+    ['RSS idle (floor)', mib(idle)],
+    ['RSS at 25% / 50% / 75% / end', [0.25, 0.5, 0.75, 1].map((s) => mib(at(s))).join(' / ')],
+    ['RSS peak', mib(Math.max(...samples))],
+    ['read', `${mib(bytes)} in ${ms(millis)}: ${rate(bytes, millis)}${bytes === total ? '' : ` (expected ${mib(total)}: INCOMPLETE)`}`],
+  ]);
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '200' }, bytes: { type: 'string', default: String(1 << 30) }, sessions: { type: 'string', default: '100' } } });
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '200' },
+      bytes: { type: 'string', default: String(1 << 30) },
+      sessions: { type: 'string', default: '100' },
+      'slow-bytes': { type: 'string', default: String(1 << 30) },
+      'slow-rate': { type: 'string', default: String(1 << 20) },
+      'slow-only': { type: 'boolean', default: false },
+    },
+  });
   const runs = Number(values.runs);
   const total = Number(values.bytes);
   const sessions = Number(values.sessions);
@@ -94,6 +149,10 @@ async function main(): Promise<void> {
     if (streamPid === undefined) throw new Error('no pid for stream-svc');
     const memory: [string, string][] = [];
     const execUrl = async (cmd: string[], stdin = false): Promise<string> => (await callUnary(h.runtime, 'Exec', { container_id: app, cmd, stdout: true, stderr: true, stdin })).url;
+    if (values['slow-only']) {
+      await slowReaderMemory(h, app, streamPid, Number(values['slow-bytes']), Number(values['slow-rate']));
+      return;
+    }
 
     // ------------------------------------------------------------ memory with idle sessions
     const fresh = await rssBytes(streamPid);
@@ -160,6 +219,7 @@ async function main(): Promise<void> {
     printTable(`port-forward throughput, ${mib(total)} (target: >= 80% of the floor)`, throughput);
     memory.push(['RSS after all the runs above', mib(await rssBytes(streamPid))]);
     printTable(`stream-svc memory (target: < 100 MiB with ${sessions} idle sessions)`, memory);
+    await slowReaderMemory(h, app, streamPid, Number(values['slow-bytes']), Number(values['slow-rate']));
 
   } finally {
     await h.stop();

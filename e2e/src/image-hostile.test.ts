@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { status } from '@grpc/grpc-js';
@@ -17,7 +17,6 @@ import { startRegistry, type Registry } from './lib/registry.js';
 import { pushTestImage } from './lib/image-catalogue.js';
 import { startSkiff, type SkiffInstance } from './lib/skiff-instance.js';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { getFreePort } from './lib/free-port.js';
 import { buildLayer, type Layer } from './lib/layer-builder.js';
 import { writeBlob } from './lib/blob-dir.js';
 import { layerMediaType } from './lib/media-types.js';
@@ -144,28 +143,6 @@ function cases(blobDir: string): HostileCase[] {
   ];
 }
 
-/** skiff.toml as startSkiff writes it, with this file's limits in [image]. */
-async function prepareInstance(dir: string): Promise<void> {
-  await writeFile(join(dir, 'registries.conf'), '');
-  await writeFile(
-    join(dir, 'skiff.toml'),
-    [
-      `root = "${join(dir, 'root')}"`,
-      `run_dir = "${join(dir, 'run')}"`,
-      `log_level = "debug"`,
-      `log_file = "${join(dir, 'skiff.log')}"`,
-      `[image]`,
-      `registries_config = "${join(dir, 'registries.conf')}"`,
-      ...Object.entries(LIMITS).map(([key, value]) => `${key} = ${value}`),
-      `[stream]`,
-      `port = ${await getFreePort()}`,
-      `[runtime]`,
-      `cni_conf_dir = "${join(dir, 'cni')}"`,
-      `cgroup_parent = "/${basename(dir)}"`,
-    ].join('\n'),
-  );
-}
-
 function storeDir(...parts: string[]): string {
   return join(skiff.root, 'images', ...parts);
 }
@@ -207,9 +184,7 @@ before(async () => {
   }
   busybox = (await pushTestImage(registry, 'busybox')).reference;
 
-  const dir = await makeTempDir('skiff-e2e');
-  await prepareInstance(dir);
-  skiff = await startSkiff({ dir });
+  skiff = await startSkiff({ imageConfig: Object.entries(LIMITS).map(([key, value]) => `${key} = ${value}`).join('\n') });
   images = skiff.imageClient();
   imageSvcPid = await skiff.servicePid('image-svc');
 });

@@ -3,8 +3,11 @@
  * log files. Checked through the CRI as the kubelet uses it, against a real `skiff up`.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { callUnary } from '@skiff/proto';
 import { parseCriLog, reassembleStreams } from '@skiff/logs-svc';
@@ -125,4 +128,46 @@ test('a container removed while its lines are in flight leaves no file behind', 
   await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal(existsSync(path), false, 'no stray log file');
+});
+
+/** Sends one journal entry as user nobody, over the socket conmon uses. */
+function sendAsNobody(fields: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'logger', '--journald'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`logger as nobody exited ${code}`))));
+    child.stdin.end(fields);
+  });
+}
+
+test("lines forged by another local user for a container never reach its log; the container's own do", async () => {
+  const id = await h.runContainer(pod, 'forged', { command: ['sh', '-c', 'echo first; sleep 2; echo last'] });
+  for (const priority of [6, 3]) await sendAsNobody(`MESSAGE=forged line\nCONTAINER_ID_FULL=${id}\nPRIORITY=${priority}\nSYSLOG_IDENTIFIER=${id}\n`);
+  const status = await h.waitForExit(id, 30_000);
+  const { stdout, stderr } = await logOf(status.log_path);
+  assert.equal(stdout.toString(), 'first\nlast\n');
+  assert.equal(stderr.toString(), '');
+});
+
+test('a symbolic link at the log file or its directory is refused: nothing is written through it', async () => {
+  const outside = await mkdtemp(join(tmpdir(), 'skiff-e2e-outside-'));
+  try {
+    const precious = join(outside, 'precious');
+    await writeFile(precious, 'precious\n');
+    const linkedPod = await h.runPod();
+    await mkdir(linkedPod.config.log_directory!, { recursive: true });
+    await symlink(precious, join(linkedPod.config.log_directory!, 'to-file.log'));
+    await symlink(outside, join(linkedPod.config.log_directory!, 'dir'));
+    const ids = [
+      await h.runContainer(linkedPod, 'to-file', { command: ['echo', 'through a file link'] }),
+      await h.runContainer(linkedPod, 'to-dir', { command: ['echo', 'through a directory link'], log_path: 'dir/0.log' }),
+    ];
+    for (const id of ids) await h.waitForExit(id, 30_000);
+    // Time for lines that were wrongly followed to be written.
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(await readFile(precious, 'utf8'), 'precious\n');
+    const dirLog = join(outside, '0.log');
+    assert.equal(existsSync(dirLog) ? await readFile(dirLog, 'utf8') : '', '');
+  } finally {
+    await rm(outside, { recursive: true, force: true });
+  }
 });

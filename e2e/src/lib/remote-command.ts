@@ -13,31 +13,24 @@
  *   }
  */
 import WebSocket from 'ws';
+import { RemoteOutput, type RemoteStatus } from './remote-output.js';
 
-export interface RemoteStatus {
-  status: 'Success' | 'Failure';
-  reason?: string;
-  message?: string;
-  details?: { causes?: { reason: string; message: string }[] };
-}
+export type { RemoteStatus };
 
-export class RemoteCommand {
-  stdout = '';
-  stderr = '';
-  status: RemoteStatus | undefined;
+export class RemoteCommand extends RemoteOutput {
   readonly closed: Promise<void>;
-  private watchers: (() => void)[] = [];
 
   constructor(private readonly ws: WebSocket) {
+    super();
     ws.on('message', (data: Buffer) => {
       const payload = data.subarray(1).toString('utf8');
       if (data[0] === 1) this.stdout += payload;
       else if (data[0] === 2) this.stderr += payload;
       else if (data[0] === 3) this.status = JSON.parse(payload) as RemoteStatus;
-      for (const w of [...this.watchers]) w();
+      this.notify();
     });
     this.closed = new Promise((resolve) => ws.once('close', () => {
-      for (const w of [...this.watchers]) w();
+      this.notify();
       resolve();
     }));
   }
@@ -54,22 +47,6 @@ export class RemoteCommand {
     this.ws.send(Buffer.of(255, 0));
   }
 
-  /** The exit code in the final status: 0 for Success, else the ExitCode cause. */
-  exitCode(): number | undefined {
-    if (!this.status) return undefined;
-    if (this.status.status === 'Success') return 0;
-    const cause = this.status.details?.causes?.find((c) => c.reason === 'ExitCode');
-    return cause ? Number(cause.message) : undefined;
-  }
-
-  waitForStdout(pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-    return this.waitFor(() => this.stdout, pattern, timeoutMs, 'stdout');
-  }
-
-  waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-    return this.waitFor(() => this.stderr, pattern, timeoutMs, 'stderr');
-  }
-
   /** Closes the connection as a client that crashed would: no close frame. */
   vanish(): void {
     this.ws.terminate();
@@ -79,28 +56,8 @@ export class RemoteCommand {
     this.ws.close();
   }
 
-  private waitFor(text: () => string, pattern: RegExp, timeoutMs: number, name: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (pattern.test(text())) {
-          done();
-          resolve(text());
-        } else if (this.ws.readyState === WebSocket.CLOSED) {
-          done();
-          reject(new Error(`stream closed before ${name} matched ${pattern}; ${name} was ${JSON.stringify(text())}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`${name} did not match ${pattern} within ${timeoutMs} ms; it was ${JSON.stringify(text())}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.watchers = this.watchers.filter((w) => w !== check);
-      };
-      this.watchers.push(check);
-      check();
-    });
+  protected hasEnded(): boolean {
+    return this.ws.readyState === WebSocket.CLOSED;
   }
 }
 

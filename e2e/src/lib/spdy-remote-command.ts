@@ -14,7 +14,7 @@
  *   }
  */
 import { openSpdy, type SpdyClient } from '@skiff/stream-svc/testing/spdy-client';
-import type { RemoteStatus } from './remote-command.js';
+import { RemoteOutput, type RemoteStatus } from './remote-output.js';
 
 type SpdyStream = ReturnType<SpdyClient['connection']['createStream']>;
 
@@ -25,13 +25,9 @@ export interface WantedStreams {
   tty?: boolean;
 }
 
-export class SpdyRemoteCommand {
-  stdout = '';
-  stderr = '';
-  status: RemoteStatus | undefined;
+export class SpdyRemoteCommand extends RemoteOutput {
   readonly closed: Promise<void>;
   private ended = false;
-  private watchers: (() => void)[] = [];
   private readonly stdin: SpdyStream | undefined;
   private readonly resizeStream: SpdyStream | undefined;
 
@@ -39,11 +35,10 @@ export class SpdyRemoteCommand {
     private readonly client: SpdyClient,
     wanted: WantedStreams,
   ) {
+    super();
     const { connection } = client;
     const stream = (type: string): SpdyStream => connection.createStream(new Map([['streamtype', type]]));
-    const notify = (): void => {
-      for (const w of [...this.watchers]) w();
-    };
+    const notify = (): void => this.notify();
     let errorText = '';
     const error = stream('error');
     error.onData((c) => (errorText += c.toString('utf8')));
@@ -86,22 +81,6 @@ export class SpdyRemoteCommand {
     this.stdin!.end();
   }
 
-  /** The exit code in the final status: 0 for Success, else the ExitCode cause. */
-  exitCode(): number | undefined {
-    if (!this.status) return undefined;
-    if (this.status.status === 'Success') return 0;
-    const cause = this.status.details?.causes?.find((c) => c.reason === 'ExitCode');
-    return cause ? Number(cause.message) : undefined;
-  }
-
-  waitForStdout(pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-    return this.waitFor(() => this.stdout, pattern, timeoutMs, 'stdout');
-  }
-
-  waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-    return this.waitFor(() => this.stderr, pattern, timeoutMs, 'stderr');
-  }
-
   close(): void {
     this.client.connection.close();
     this.client.socket?.end();
@@ -111,28 +90,8 @@ export class SpdyRemoteCommand {
     this.client.socket?.destroy();
   }
 
-  private waitFor(text: () => string, pattern: RegExp, timeoutMs: number, name: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (pattern.test(text())) {
-          done();
-          resolve(text());
-        } else if (this.ended) {
-          done();
-          reject(new Error(`stream closed before ${name} matched ${pattern}; ${name} was ${JSON.stringify(text())}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`${name} did not match ${pattern} within ${timeoutMs} ms; it was ${JSON.stringify(text())}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.watchers = this.watchers.filter((w) => w !== check);
-      };
-      this.watchers.push(check);
-      check();
-    });
+  protected hasEnded(): boolean {
+    return this.ended;
   }
 }
 

@@ -54,3 +54,11 @@ test('image extraction limits: set in [image], and a non-integer or too small a 
   await assert.rejects(loadConfig(write('[image]\nmax_layer_bytes = 1.5')), /"image\.max_layer_bytes" must be an integer/);
   await assert.rejects(loadConfig(write('[image]\nmin_free_bytes = -1')), /"image\.min_free_bytes" must be an integer of at least 0/);
 });
+
+test('stream-svc limits: read from [stream], a non-positive or fractional one is named', async () => {
+  const c = await loadConfig(write('[stream]\nmax_connections = 10\nmax_streams_per_session = 20\nmax_port_forward_connections = 3\n'));
+  assert.deepEqual([c.stream.max_connections, c.stream.max_streams_per_session, c.stream.max_port_forward_connections], [10, 20, 3]);
+  await assert.rejects(loadConfig(write('[stream]\nmax_connections = 0')), /stream.max_connections/);
+  await assert.rejects(loadConfig(write('[stream]\nmax_streams_per_session = 1.5')), /stream.max_streams_per_session/);
+  await assert.rejects(loadConfig(write('[stream]\nmax_port_forward_connections = -1')), /stream.max_port_forward_connections/);
+});

@@ -54,6 +54,12 @@ export interface StreamServiceConfig {
   idle_timeout: string;
   /** Root-only socket the runtime service registers requests on. */
   internal_socket: string;
+  /** Exec, attach and port-forward connections open at once; more are answered 503. */
+  max_connections: number;
+  /** Streams a client may have open at once in one SPDY session; more are refused (REFUSED_STREAM). */
+  max_streams_per_session: number;
+  /** Forwarded TCP connections at once in one port-forward session; more fail on their error stream. */
+  max_port_forward_connections: number;
 }
 
 export interface LogsServiceConfig {
@@ -119,6 +125,9 @@ export function defaultConfig(): SkiffConfig {
       port: 10010,
       idle_timeout: '4h',
       internal_socket: '/run/skiff/stream-internal.sock',
+      max_connections: 1024,
+      max_streams_per_session: 512,
+      max_port_forward_connections: 128,
     },
     logs: {
       internal_socket: '/run/skiff/logs-internal.sock',
@@ -203,6 +212,10 @@ function validateStream(stream: StreamServiceConfig): void {
   }
   if (parseDuration(stream.idle_timeout) === undefined) {
     throw new ConfigError(`"stream.idle_timeout" must be a duration such as "4h", "30m" or "90s", got ${JSON.stringify(stream.idle_timeout)}`);
+  }
+  for (const key of ['max_connections', 'max_streams_per_session', 'max_port_forward_connections'] as const) {
+    const n = stream[key];
+    if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new ConfigError(`"stream.${key}" must be an integer from 1 to 1000000, got ${n}`);
   }
 }
 

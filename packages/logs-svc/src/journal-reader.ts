@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '@skiff/common';
 import { ExportParser } from './journal-export.js';
-import { BARRIER_FIELD, classifyEntry, type JournalEvent } from './journal-entry.js';
+import { BARRIER_FIELD, classifyEntry, SENDER_FIELDS, type JournalEvent, type TrustedSender } from './journal-entry.js';
 
 /** The fields read (cursor and timestamps always come too): less for journalctl to print and us to parse. */
-const OUTPUT_FIELDS = ['MESSAGE', 'CONTAINER_ID_FULL', 'PRIORITY', 'CONTAINER_PARTIAL_MESSAGE', 'MESSAGE_ID', BARRIER_FIELD].join(',');
+const OUTPUT_FIELDS = ['MESSAGE', 'CONTAINER_ID_FULL', 'PRIORITY', 'CONTAINER_PARTIAL_MESSAGE', 'MESSAGE_ID', BARRIER_FIELD, ...SENDER_FIELDS].join(',');
 
 /** Where the reader starts: after a cursor, or at a time (seconds since the epoch). */
 export type JournalPosition = { cursor: string } | { sinceSeconds: number };
@@ -12,6 +12,8 @@ export type JournalPosition = { cursor: string } | { sinceSeconds: number };
 export interface JournalReaderOptions {
   journalctl: string;
   from: JournalPosition;
+  /** Who may send container output. */
+  sender: TrustedSender;
   log: Logger;
 }
 
@@ -62,7 +64,7 @@ export class JournalReader {
 
   private onData(chunk: Buffer): void {
     for (const fields of this.parser.push(chunk)) {
-      const event = classifyEntry(fields);
+      const event = classifyEntry(fields, this.options.sender);
       if (!event.cursor) continue;
       this.lastCursor = event.cursor;
       this.queue.push(event);

@@ -2,24 +2,32 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createLogger, ensureJournald } from '@skiff/common';
 import { parseCriLog, reassembleStreams } from './cri-format.js';
-import { LogEngine } from './log-engine.js';
+import { BarrierTimeout, LogEngine } from './log-engine.js';
 
 const log = createLogger('logs-svc-test', 'warn');
 
+/**
+ * These tests send container output with logger(1), as root, in place of conmon: the engine is told
+ * to trust that sender as it trusts conmon.
+ */
+const sender = { comm: 'logger', exe: '/usr/bin/logger' };
+const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+
 /** Sends entries shaped like conmon's (over the same native socket) for a container id. */
-function sendLines(id: string, lines: string[], priority = 6): Promise<void> {
+function sendLines(id: string, lines: string[], priority = 6, asUser: string[] = []): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const child = spawn('logger', ['--journald'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const argv = [...asUser, 'logger', '--journald'];
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'inherit'] });
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`logger exited ${code}`))));
     // logger takes one entry per run; several are sent one after the other below.
     child.stdin.end(`MESSAGE=${lines[0]}\nCONTAINER_ID_FULL=${id}\nPRIORITY=${priority}\nSYSLOG_IDENTIFIER=${id}\n`);
-  }).then(() => (lines.length > 1 ? sendLines(id, lines.slice(1), priority) : undefined));
+  }).then(() => (lines.length > 1 ? sendLines(id, lines.slice(1), priority, asUser) : undefined));
 }
 
 async function streams(path: string): Promise<{ stdout: string; stderr: string }> {
@@ -34,7 +42,7 @@ test('a restart cuts bytes written past the saved state and resumes after the sa
   t.after(() => rm(dir, { recursive: true, force: true }));
   const id = randomBytes(32).toString('hex');
   const path = join(dir, 'pod', 'c.log');
-  const options = { stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000 };
+  const options = { stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender };
 
   let engine = await LogEngine.open(options);
   await engine.start(new Map([[id, path]]));
@@ -60,4 +68,49 @@ test('a restart cuts bytes written past the saved state and resumes after the sa
   await engine.flush(id).catch(() => undefined);
   assert.equal(existsSync(path), false);
   await engine.stop();
+});
+
+test("a line forged by another user for a container never reaches its log; the sender's lines do", async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const engine = await LogEngine.open({ stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender });
+  try {
+    await engine.start(new Map([[id, path]]));
+    await sendLines(id, ['real one']);
+    await sendLines(id, ['forged by nobody'], 6, AS_NOBODY);
+    await sendLines(id, ['real two']);
+    await engine.flush(id);
+    assert.deepEqual(await streams(path), { stdout: 'real one\nreal two\n', stderr: '' });
+    assert.ok(engine.status().untrusted.last?.includes('_UID=65534'), 'the dropped entry is reported');
+  } finally {
+    await engine.stop();
+  }
+});
+
+test('a flush waits for the barrier logs-svc sent itself: a copy from another process or user does not end it', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  // Stand-ins for logger(1) that pass the barrier on as someone else: the same pid as another
+  // user, or root from another pid.
+  const wrappers = {
+    'another user': `#!/bin/sh\nexec ${AS_NOBODY.join(' ')} /usr/bin/logger --journald\n`,
+    'another process': '#!/bin/sh\n/usr/bin/logger --journald\n',
+  };
+  for (const [what, script] of Object.entries(wrappers)) {
+    const logger = join(dir, `logger-${what.replace(' ', '-')}`);
+    await writeFile(logger, script);
+    await chmod(logger, 0o755);
+    const engine = await LogEngine.open({ stateDir: join(dir, `state-${what}`), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 3000, sender, logger });
+    try {
+      await engine.start(new Map([[id, join(dir, 'pod', 'c.log')]]));
+      await assert.rejects(engine.flush(id), BarrierTimeout, what);
+    } finally {
+      await engine.stop();
+    }
+  }
 });

@@ -6,7 +6,7 @@ import { Mutex, removeAtomicWriteDebris, type Logger, type LogsStatus } from '@s
 import { sendBarrier } from './barrier.js';
 import { ContainerLog } from './container-log.js';
 import { formatRecords, formatTimestamp } from './cri-format.js';
-import type { JournalEvent } from './journal-entry.js';
+import type { JournalEvent, TrustedSender } from './journal-entry.js';
 import { JournalReader } from './journal-reader.js';
 import { loadState, saveState, type LogsState } from './state-file.js';
 
@@ -23,6 +23,8 @@ export class BarrierTimeout extends Error {}
 interface Barrier {
   resolve(): void;
   reject(err: Error): void;
+  /** The logger process that sends it: only its entry counts. */
+  senderPid: number | undefined;
   /** A container whose file is switched at the barrier's place in the journal. */
   reopen?: string;
 }
@@ -35,7 +37,14 @@ export interface EngineOptions {
   journalctl: string;
   log: Logger;
   barrierTimeoutMs: number;
+  /** Who may send container output: conmon, run by root. */
+  sender: TrustedSender;
+  /** The logger(1) that sends barriers; /usr/bin/logger by default. */
+  logger?: string;
 }
+
+/** At most one warning about dropped untrusted entries per this period: a flood must not flood our log. */
+const UNTRUSTED_WARN_MS = 10_000;
 
 /**
  * Turns container output read from the journal into CRI log files. Each batch is appended to the
@@ -58,6 +67,9 @@ export class LogEngine {
   private readonly suppressedBy = new Map<string, number>();
   private lastSuppressed: string | undefined;
   private writeError: { path: string; message: string } | undefined;
+  private untrustedTotal = 0;
+  private lastUntrusted: string | undefined;
+  private lastUntrustedWarning = 0;
 
   private constructor(private readonly options: EngineOptions) {}
 
@@ -108,7 +120,7 @@ export class LogEngine {
       await this.persist();
     });
     const from = this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
-    this.reader = new JournalReader({ journalctl: this.options.journalctl, from, log: this.options.log });
+    this.reader = new JournalReader({ journalctl: this.options.journalctl, from, sender: this.options.sender, log: this.options.log });
     this.reader.start();
     this.loop = this.run();
     this.options.log.info({ containers: this.containers.size, from }, 'following the journal');
@@ -185,13 +197,21 @@ export class LogEngine {
   private async barrier(reopen?: string): Promise<void> {
     const timeoutMs = reopen ? Math.max(REOPEN_TIMEOUT_MS, this.options.barrierTimeoutMs) : this.options.barrierTimeoutMs;
     const nonce = randomBytes(12).toString('hex');
-    const done = new Promise<void>((resolve, reject) => this.barriers.set(nonce, { resolve, reject, ...(reopen ? { reopen } : {}) }));
+    let resolveDone!: () => void;
+    let rejectDone!: (err: Error) => void;
+    const done = new Promise<void>((resolve, reject) => {
+      resolveDone = resolve;
+      rejectDone = reject;
+    });
+    // Registered in the tick the logger is spawned: its entry cannot be read before.
+    const sending = sendBarrier(nonce, this.options.logger);
+    this.barriers.set(nonce, { resolve: resolveDone, reject: rejectDone, senderPid: sending.pid, ...(reopen ? { reopen } : {}) });
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new BarrierTimeout(`logs-svc is behind the journal: its barrier did not come back within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await sendBarrier(nonce);
+      await sending.sent;
       await Promise.race([done, expired]);
     } finally {
       clearTimeout(timer);
@@ -222,7 +242,9 @@ export class LogEngine {
         const c = this.containers.get(ev.containerId);
         if (c && !c.removed) c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
       } else if (ev.kind === 'barrier') {
-        const b = this.barriers.get(ev.nonce);
+        const candidate = this.barriers.get(ev.nonce);
+        // Our own logger, run as root: a copy of the field from anyone else proves nothing.
+        const b = candidate && ev.senderUid === 0 && ev.senderPid === candidate.senderPid ? candidate : undefined;
         if (b?.reopen) {
           await this.commit(ev.cursor);
           cursor = undefined;
@@ -232,6 +254,8 @@ export class LogEngine {
         if (b) reached.push(b);
       } else if (ev.kind === 'suppressed') {
         this.noteSuppressed(ev.count, ev.text);
+      } else if (ev.kind === 'untrusted') {
+        this.noteUntrusted(ev.containerId, ev.sender);
       }
       cursor = ev.cursor;
     }
@@ -294,6 +318,15 @@ export class LogEngine {
     this.options.log.warn({ count, notice: text, ...(id ? { container: id } : {}) }, 'journald dropped messages (rate limit); container output is missing lines');
   }
 
+  private noteUntrusted(containerId: string, sender: string): void {
+    this.untrustedTotal++;
+    this.lastUntrusted = `container ${containerId} from ${sender}`;
+    const now = Date.now();
+    if (now - this.lastUntrustedWarning < UNTRUSTED_WARN_MS) return;
+    this.lastUntrustedWarning = now;
+    this.options.log.warn({ container: containerId, sender, dropped: this.untrustedTotal }, 'dropped a journal entry naming a container that its conmon did not send');
+  }
+
   status(): EngineStatus {
     return {
       ready: this.ready,
@@ -301,6 +334,7 @@ export class LogEngine {
       containers: this.containers.size,
       suppressed: { total: this.suppressedTotal, byContainer: Object.fromEntries(this.suppressedBy), ...(this.lastSuppressed ? { last: this.lastSuppressed } : {}) },
       ...(this.writeError ? { writeError: this.writeError } : {}),
+      untrusted: { total: this.untrustedTotal, ...(this.lastUntrusted ? { last: this.lastUntrusted } : {}) },
       memory: (({ rss, heapUsed, heapTotal, external }) => ({ rss, heapUsed, heapTotal, external }))(process.memoryUsage()),
     };
   }

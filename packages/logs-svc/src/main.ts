@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     journalctl: config.logs.journalctl,
     log,
     barrierTimeoutMs: parseDuration(config.logs.flush_timeout)!,
+    sender: { comm: 'conmon', exe: await fs.realpath(config.runtime.conmon).catch(() => config.runtime.conmon) },
   });
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
   stopOnSignals(log, async () => {

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { createLogger } from '@skiff/common';
 import { normalizeReference } from '@skiff/reference';
 import { RegistryClient } from './registry-client.js';
-import { RegistryError } from './errors.js';
 import { emptyRegistriesConfig, parseRegistriesConfig, type RegistriesConfig } from './registries-config.js';
 import { OCI_INDEX } from './media-types.js';
 import { freePort, haveDockerRegistry, LocalRegistry } from './testing/docker-registry.js';
 import { buildImage, sha256, type TestImage } from './testing/tar.js';
 import type { Platform } from './types.js';
+import { readAll, rejectsWith } from './testing/assertions.js';
 
 const skip = haveDockerRegistry() ? false : '/usr/bin/docker-registry is not installed (apt-get install docker-registry)';
 const logger = createLogger('registry-test', 'fatal');
@@ -16,24 +16,6 @@ const AMD64: Platform = { os: 'linux', architecture: 'amd64' };
 
 function client(registries: RegistriesConfig = emptyRegistriesConfig(), platform: Platform = AMD64): RegistryClient {
   return new RegistryClient({ registries, logger, platform, timeouts: { connectMs: 2000, responseMs: 5000, idleMs: 5000 } });
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-async function rejectsWith(promise: Promise<unknown>, kind: RegistryError['kind'], message?: RegExp): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RegistryError, `expected RegistryError, got ${String(err)}`);
-    assert.equal(err.kind, kind, err.message);
-    if (message) assert.match(err.message, message);
-    return err;
-  }
-  assert.fail(`expected a '${kind}' RegistryError`);
 }
 
 describe('against a real distribution registry', { skip }, () => {

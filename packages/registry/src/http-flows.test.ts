@@ -3,33 +3,15 @@ import assert from 'node:assert/strict';
 import { createLogger } from '@skiff/common';
 import { normalizeReference } from '@skiff/reference';
 import { RegistryClient } from './registry-client.js';
-import { RegistryError } from './errors.js';
 import { emptyRegistriesConfig, parseRegistriesConfig, type RegistriesConfig } from './registries-config.js';
 import { FakeServer, registryError, sendJson } from './testing/fake-registry.js';
 import { buildImage, sha256 } from './testing/tar.js';
+import { readAll, rejectsWith } from './testing/assertions.js';
 
 const logger = createLogger('registry-test', 'fatal');
 const image = buildImage({ architecture: 'amd64', files: [{ a: '1\n' }, { b: '2\n' }, { c: '3\n' }] });
 const blobs = new Map<string, Buffer>([[sha256(image.config), image.config], ...image.layers.map((l) => [sha256(l), l] as [string, Buffer])]);
 const schema1 = Buffer.from(JSON.stringify({ schemaVersion: 1, name: 'old', tag: 'v1', architecture: 'amd64', fsLayers: [], history: [] }));
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-async function rejectsWith(promise: Promise<unknown>, kind: RegistryError['kind'], message?: RegExp): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof RegistryError, `expected RegistryError, got ${String(err)}`);
-    assert.equal(err.kind, kind, err.message);
-    if (message) assert.match(err.message, message);
-    return err;
-  }
-  assert.fail(`expected a '${kind}' RegistryError`);
-}
 
 describe('registry HTTP flows (token auth, redirects, verification, failures)', () => {
   let tokenServer: FakeServer;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { FRAME_CONNECTED, FrameReader, resizeMessage } from './attach-frames.js';
 import type { TerminalSize } from './session.js';
@@ -56,6 +57,11 @@ export class AttachRelay {
         resolve();
       });
     });
+  }
+
+  /** conmon's output as the relay passes it on; paused, conmon's writes to the socket wait. */
+  get output(): Readable | null {
+    return this.child.stdout;
   }
 
   get pid(): number | undefined {

@@ -1,6 +1,7 @@
 import type { Logger, AttachStreamRequest } from '@skiff/common/core';
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
+import { OutputFlow } from './output-flow.js';
 import type { StreamSession } from './session.js';
 
 /**
@@ -13,10 +14,13 @@ import type { StreamSession } from './session.js';
 export async function runAttach(request: AttachStreamRequest, session: StreamSession, log: Logger): Promise<void> {
   let clientGone = false;
   let resizes = Promise.resolve();
-  const relay = new AttachRelay(request.attachSocket, {
+  const flow = new OutputFlow(session);
+  const relay: AttachRelay = new AttachRelay(request.attachSocket, {
     onPacket: (type, data) => {
-      if (type === FRAME_STDOUT && request.stdout) session.writeStdout(data);
-      else if (type === FRAME_STDERR && request.stderr) session.writeStderr(data);
+      const output = relay.output;
+      if (!output) return;
+      if (type === FRAME_STDOUT && request.stdout) flow.forward(output, () => session.writeStdout(data));
+      else if (type === FRAME_STDERR && request.stderr) flow.forward(output, () => session.writeStderr(data));
     },
   });
   session.onStdin((chunk) => {
@@ -32,6 +36,7 @@ export async function runAttach(request: AttachStreamRequest, session: StreamSes
   });
   session.onClientGone(() => {
     clientGone = true;
+    flow.resumeAll();
     relay.close();
   });
 

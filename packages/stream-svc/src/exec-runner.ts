@@ -5,9 +5,10 @@ import type { Logger, ExecStreamRequest } from '@skiff/common/core';
 import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess } from './exec-process.js';
 import { runExecWithTerminal } from './exec-tty-runner.js';
+import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession } from './session.js';
 
-/** Output still arriving after the command exited is forwarded for this long (a background child may hold the pipes). */
+/** After the command exited, output is forwarded until it has been idle this long (a background child may hold the pipes). */
 const DRAIN_MS = 500;
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6, SIGSEGV: 11 };
@@ -32,11 +33,14 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
 
   let runcErrors = '';
   let clientGone = false;
-  child.stdout?.on('data', (chunk: Buffer) => session.writeStdout(chunk));
+  // A client that reads slowly pauses the pipes, and so the process, instead of filling our memory.
+  const flow = new OutputFlow(session);
+  const { stdout, stderr } = child;
+  stdout?.on('data', (chunk: Buffer) => flow.forward(stdout, () => session.writeStdout(chunk)));
   // runc reports its own failures on stderr too; they reach the client as the command's stderr.
-  child.stderr?.on('data', (chunk: Buffer) => {
-    if (request.stderr) session.writeStderr(chunk);
-    else runcErrors += chunk.toString('utf8');
+  stderr?.on('data', (chunk: Buffer) => {
+    if (request.stderr) flow.forward(stderr, () => session.writeStderr(chunk));
+    else if (runcErrors.length < 64 * 1024) runcErrors += chunk.toString('utf8');
   });
   child.stdin?.on('error', () => undefined);
   session.onStdin((chunk) => {
@@ -47,6 +51,7 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
   session.onResize(() => undefined);
   session.onClientGone(() => {
     clientGone = true;
+    flow.resumeAll();
     void stopExec(pidFile, child, log);
   });
 
@@ -54,10 +59,7 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
-  await Promise.race([
-    Promise.all([child.stdout, child.stderr].map((s) => (s && !s.readableEnded ? new Promise((r) => s.once('close', r)) : undefined))),
-    new Promise((r) => setTimeout(r, DRAIN_MS)),
-  ]);
+  await outputEnded([child.stdout, child.stderr], DRAIN_MS);
   child.stdout?.destroy();
   child.stderr?.destroy();
   await fs.rm(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { AttachRelay, sendResize } from './attach-relay.js';
 import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
 import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess } from './exec-process.js';
+import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession, TerminalSize } from './session.js';
 
 /** How long to wait for the client's first terminal size before the command starts without one. */
@@ -40,6 +41,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
   let conmon: ExecConmon | undefined;
   let execPid: number | undefined;
   let runtimeErrors = '';
+  const flow = new OutputFlow(session);
 
   session.onResize((next) => {
     size = next;
@@ -50,6 +52,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
   });
   session.onClientGone(() => {
     clientGone = true;
+    flow.resumeAll();
     relay?.close();
     if (execPid !== undefined && conmon) killExecProcess(execPid, conmon.child);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
@@ -73,12 +76,14 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     if (!ready || ready.data < 0) throw new Error(ready?.message ?? (conmon.stderr() || 'conmon ended before its attach socket was ready'));
     if (clientGone) return;
 
-    relay = new AttachRelay(join(dir, 'attach'), {
+    const opened: AttachRelay = new AttachRelay(join(dir, 'attach'), {
       onPacket: (type, data) => {
-        if (type === FRAME_STDOUT) session.writeStdout(data);
-        else if (type === FRAME_STDERR) runtimeErrors += data.toString('utf8');
+        const output = opened.output;
+        if (type === FRAME_STDOUT && output) flow.forward(output, () => session.writeStdout(data));
+        else if (type === FRAME_STDERR && runtimeErrors.length < 64 * 1024) runtimeErrors += data.toString('utf8');
       },
     });
+    relay = opened;
     await withTimeout(relay.connected, SETUP_TIMEOUT_MS, 'connecting to the attach socket');
     // The session has held the client's input until now.
     const attached = relay;
@@ -105,7 +110,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     execPid = pidMessage.data;
     if (clientGone) killExecProcess(execPid, conmon.child);
     const exitMessage = await conmon.messages.next();
-    await Promise.race([relay.ended, sleep(DRAIN_MS)]);
+    await Promise.race([relay.ended, outputEnded([relay.output], DRAIN_MS)]);
     if (clientGone) {
       log.info({ container: request.containerId, cmd: request.cmd }, 'exec with terminal ended: client went away');
       return;

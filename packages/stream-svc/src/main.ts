@@ -18,7 +18,12 @@ async function main(): Promise<void> {
 
   const tokens = new TokenStore();
   const idleTimeoutMs = parseDuration(config.stream.idle_timeout)!;
-  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, runtimeConfig: config.runtime, log });
+  const limits = {
+    maxConnections: config.stream.max_connections,
+    maxStreamsPerSession: config.stream.max_streams_per_session,
+    maxPortForwardConnections: config.stream.max_port_forward_connections,
+  };
+  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
 

@@ -34,10 +34,14 @@ function portPrefix(port: number): Buffer {
  * connection inside the pod's network namespace; a refused port is reported on its error channel
  * and the others go on.
  */
-export function servePortForward(request: PortForwardStreamRequest, ws: WebSocket, idleTimeoutMs: number, log: Logger, url?: string): void {
+export function servePortForward(request: PortForwardStreamRequest, ws: WebSocket, idleTimeoutMs: number, maxConnections: number, log: Logger, url?: string): void {
   const ports = forwardedPorts(request, url);
   if (ports.length === 0) {
     ws.close(1008, 'no port to forward: name ports in the PortForward request or as ?port=N');
+    return;
+  }
+  if (ports.length > maxConnections) {
+    ws.close(1008, `${ports.length} ports asked for; one session forwards at most ${maxConnections}`);
     return;
   }
   const send = (channel: number, data: Buffer): void => {

@@ -9,7 +9,7 @@ import { execBinaries } from './exec-binaries.js';
 import { runExec } from './exec-runner.js';
 import { servePortForward, PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PROTOCOL } from './port-forward.js';
 import type { StreamSession } from './session.js';
-import { SpdyConnection, type ByteTransport, type SpdyConnectionEvents } from './spdy/connection.js';
+import { INITIAL_WINDOW, SpdyConnection, type ByteTransport, type SpdyConnectionEvents } from './spdy/connection.js';
 import { bindSocket, bindWebSocket } from './spdy/transports.js';
 import {
   acceptUpgrade,
@@ -29,6 +29,11 @@ import { chooseProtocol, REMOTE_COMMAND_PROTOCOLS, WebSocketSession } from './we
 export const HEALTH_PATH = '/healthz';
 /** How long stopping waits for exec and attach runs to clean up after their clients are cut off. */
 const SHUTDOWN_GRACE_MS = 5000;
+/**
+ * Largest WebSocket message taken (ws closes the connection with 1009 past it); clients send
+ * stdin, resizes and forwarded bytes in far smaller pieces.
+ */
+export const MAX_WEBSOCKET_MESSAGE = 4 * 1024 * 1024;
 const STREAM_PATH = /^\/(exec|attach|portforward)\/([A-Za-z0-9_-]+)\/?$/;
 
 export interface PublicServerOptions {
@@ -40,8 +45,21 @@ export interface PublicServerOptions {
   scratchDir: string;
   /** Where the runtimes and conmon that execs run come from. */
   runtimeConfig: Pick<RuntimeServiceConfig, 'runc' | 'conmon' | 'handlers'>;
+  limits: StreamLimits;
   log: Logger;
 }
+
+export interface StreamLimits {
+  /** Exec, attach and port-forward connections open at once. */
+  maxConnections: number;
+  /** Streams open at once in one SPDY session. */
+  maxStreamsPerSession: number;
+  /** Forwarded connections at once in one port-forward session. */
+  maxPortForwardConnections: number;
+}
+
+/** Connections beyond the streaming ones that may be open (health checks, requests being refused). */
+const SPARE_CONNECTIONS = 64;
 
 function refuse(socket: Duplex, code: number, reason: string, message: string): void {
   socket.end(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\nConnection: close\r\n\r\n${message}`);
@@ -59,9 +77,10 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
     app.post(`/${kind}/:token`, notUpgraded);
   }
 
-  const remoteCommand = new WebSocketServer({ noServer: true, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
+  const remoteCommand = new WebSocketServer({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
   const portForward = new WebSocketServer({
     noServer: true,
+    maxPayload: MAX_WEBSOCKET_MESSAGE,
     handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
   });
   const spdyConnections = new Set<SpdyConnection>();
@@ -71,10 +90,20 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
   const runs = new Set<Promise<void>>();
   const context: StreamContext = { ...options, track, untrack: (c) => spdyConnections.delete(c), runs };
 
+  // Past this the server closes new connections at once: a flood of idle ones cannot pile up.
+  app.server.maxConnections = options.limits.maxConnections + SPARE_CONNECTIONS;
+  let streaming = 0;
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
     const match = STREAM_PATH.exec(new URL(req.url ?? '/', 'http://x').pathname);
     if (!match || (req.method !== 'GET' && req.method !== 'POST')) return refuse(socket, 404, 'Not Found', 'not a streaming URL\n');
+    // Refused before the token is taken: the URL stays good for a retry.
+    if (streaming >= options.limits.maxConnections) {
+      options.log.warn({ open: streaming }, 'streaming connection refused: stream.max_connections reached');
+      return refuse(socket, 503, 'Service Unavailable', `stream-svc has ${streaming} streaming connections open, its limit (stream.max_connections); retry later\n`);
+    }
+    streaming++;
+    socket.once('close', () => streaming--);
     // The token is used up here, whatever protocol follows.
     const request = tokens.take(match[2]!);
     if (!request || request.kind !== match[1]) return refuse(socket, 404, 'Not Found', 'unknown or expired streaming token (tokens are single use and valid for one minute)\n');
@@ -129,13 +158,19 @@ interface StreamContext extends PublicServerOptions {
 
 /** A SPDY connection whose end is also reported to the server's bookkeeping. */
 function spdyConnection(transport: ByteTransport, events: SpdyConnectionEvents, context: StreamContext): SpdyConnection {
-  const connection: SpdyConnection = new SpdyConnection(transport, {
-    onStream: (stream) => events.onStream(stream),
-    onClose: (reason) => {
-      context.untrack(connection);
-      events.onClose(reason);
+  const connection: SpdyConnection = new SpdyConnection(
+    transport,
+    {
+      onStream: (stream) => events.onStream(stream),
+      onClose: (reason) => {
+        context.untrack(connection);
+        events.onClose(reason);
+      },
     },
-  });
+    'server',
+    INITIAL_WINDOW,
+    context.limits.maxStreamsPerSession,
+  );
   context.track(connection);
   return connection;
 }
@@ -148,7 +183,7 @@ function startSpdy(request: StreamRequest, req: IncomingMessage, socket: Duplex,
   acceptUpgrade(socket, negotiation.protocol);
 
   if (request.kind === 'portforward') {
-    const events = spdyPortForward(request, context.log);
+    const events = spdyPortForward(request, context.log, context.limits.maxPortForwardConnections);
     bindSocket(socket, head, (transport) => spdyConnection(transport, events, context), context.idleTimeoutMs);
     context.log.info({ sandbox: request.podSandboxId, protocol: 'spdy' }, 'port-forward started');
     return;
@@ -176,12 +211,12 @@ function startWebSocketStream(request: StreamRequest, ws: WebSocket, context: St
   const { log } = context;
   if (request.kind === 'portforward') {
     if (ws.protocol === SPDY_TUNNEL_PROTOCOL) {
-      const events = spdyPortForward(request, log);
+      const events = spdyPortForward(request, log, context.limits.maxPortForwardConnections);
       bindWebSocket(ws, (transport) => spdyConnection(transport, events, context), context.idleTimeoutMs);
       log.info({ sandbox: request.podSandboxId, protocol: SPDY_TUNNEL_PROTOCOL }, 'port-forward started');
       return;
     }
-    servePortForward(request, ws, context.idleTimeoutMs, log, url);
+    servePortForward(request, ws, context.idleTimeoutMs, context.limits.maxPortForwardConnections, log, url);
     return;
   }
   const protocol = ws.protocol || 'channel.k8s.io';

@@ -16,8 +16,14 @@ export interface StreamSession {
   onResize(handler: (size: TerminalSize) => void): void;
   /** The client went away (or stayed idle too long) before `finish`. */
   onClientGone(handler: () => void): void;
-  writeStdout(chunk: Buffer): void;
-  writeStderr(chunk: Buffer): void;
+  /**
+   * Output to the client; false once the client's buffer is over its high-water mark: the writer
+   * then pauses its source until `onDrain`. Output after the end is dropped (and answers true).
+   */
+  writeStdout(chunk: Buffer): boolean;
+  writeStderr(chunk: Buffer): boolean;
+  /** The client's buffer went back under its low-water mark. */
+  onDrain(handler: () => void): void;
   finish(outcome: StreamOutcome): void;
 }
 
@@ -31,6 +37,7 @@ export abstract class BufferedInputSession implements StreamSession {
   private stdinHandler: (chunk: Buffer | null) => void = (chunk) => this.pendingStdin.push(chunk);
   private resizeHandler: (size: TerminalSize) => void = (size) => this.pendingResize.push(size);
   private goneHandler: () => void = () => undefined;
+  private drainHandler: () => void = () => undefined;
 
   onStdin(handler: (chunk: Buffer | null) => void): void {
     this.stdinHandler = handler;
@@ -44,8 +51,12 @@ export abstract class BufferedInputSession implements StreamSession {
     this.goneHandler = handler;
   }
 
-  abstract writeStdout(chunk: Buffer): void;
-  abstract writeStderr(chunk: Buffer): void;
+  onDrain(handler: () => void): void {
+    this.drainHandler = handler;
+  }
+
+  abstract writeStdout(chunk: Buffer): boolean;
+  abstract writeStderr(chunk: Buffer): boolean;
   abstract finish(outcome: StreamOutcome): void;
 
   protected receivedStdin(chunk: Buffer | null): void {
@@ -53,6 +64,9 @@ export abstract class BufferedInputSession implements StreamSession {
   }
   protected receivedResize(size: TerminalSize): void {
     this.resizeHandler(size);
+  }
+  protected drained(): void {
+    this.drainHandler();
   }
   protected clientWentAway(): void {
     this.goneHandler();

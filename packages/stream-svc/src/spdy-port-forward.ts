@@ -27,7 +27,7 @@ export function pairId(stream: SpdyStream): string {
  * own TCP connection in the pod's network namespace; a failure is written on the pair's error
  * stream and the session goes on.
  */
-export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, pairTimeoutMs = STREAM_CREATION_TIMEOUT_MS): SpdyConnectionEvents {
+export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, maxConnections: number, pairTimeoutMs = STREAM_CREATION_TIMEOUT_MS): SpdyConnectionEvents {
   const pairs = new Map<string, StreamPair>();
   const live = new Set<ChildProcessWithoutNullStreams>();
 
@@ -46,6 +46,10 @@ export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, 
     const port = Number(portText);
     if (!/^\d+$/.test(portText) || port < 1 || port > 65535) {
       fail(pair, `invalid port ${JSON.stringify(portText)} in port-forward stream`);
+      return;
+    }
+    if (live.size >= maxConnections) {
+      fail(pair, `port-forward to pod ${request.podSandboxId}: ${maxConnections} connections are open in this session already (stream.max_port_forward_connections); close one and retry`);
       return;
     }
     const child = dialPodPort(request.netnsPath, port);

@@ -66,6 +66,7 @@ export class SpdyStreamSession extends BufferedInputSession {
     } else {
       // Nothing is read from the output streams; their ends need no action.
       stream.onData(() => undefined);
+      stream.onDrain(() => this.outputDrained());
     }
     if (this.streams.size >= this.expected) this.readyResolve?.(true);
   }
@@ -89,11 +90,24 @@ export class SpdyStreamSession extends BufferedInputSession {
     if (this.protocol === 'channel.k8s.io') this.streams.get('stdin')?.end();
   }
 
-  writeStdout(chunk: Buffer): void {
-    if (!this.finished) this.streams.get('stdout')?.write(chunk);
+  writeStdout(chunk: Buffer): boolean {
+    return this.write('stdout', chunk);
   }
-  writeStderr(chunk: Buffer): void {
-    if (!this.finished) this.streams.get('stderr')?.write(chunk);
+  writeStderr(chunk: Buffer): boolean {
+    return this.write('stderr', chunk);
+  }
+
+  private write(type: 'stdout' | 'stderr', chunk: Buffer): boolean {
+    const stream = this.streams.get(type);
+    if (this.finished || !stream) return true;
+    return stream.write(chunk);
+  }
+
+  /** Either output stream drained: the writer resumes once neither needs to. */
+  private outputDrained(): void {
+    if (this.finished) return;
+    const needDrain = ['stdout', 'stderr'].some((t) => this.streams.get(t as StreamType)?.writableNeedDrain);
+    if (!needDrain) this.drained();
   }
 
   finish(outcome: StreamOutcome): void {

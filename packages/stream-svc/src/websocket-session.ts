@@ -10,6 +10,10 @@ export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4 } a
 /** v5: a message [255, channel] closes that channel (the client's stdin). */
 const CLOSE_SIGNAL = 255;
 
+/** Bytes handed to the WebSocket and not yet written to the socket above which the writer is asked to wait. */
+export const SEND_HIGH_WATER = 1024 * 1024;
+const SEND_LOW_WATER = SEND_HIGH_WATER / 4;
+
 /** The first protocol the client offered that we speak (clients list theirs in preference order). */
 export function chooseProtocol(offered: Set<string>, supported: readonly string[]): string | false {
   for (const p of offered) if (supported.includes(p)) return p;
@@ -22,6 +26,9 @@ export class WebSocketSession extends BufferedInputSession {
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly base64: boolean;
   private readonly statusJson: boolean;
+  /** Bytes passed to `ws.send` whose write has not completed. */
+  private unsent = 0;
+  private blocked = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -38,11 +45,11 @@ export class WebSocketSession extends BufferedInputSession {
     this.touch();
   }
 
-  writeStdout(chunk: Buffer): void {
-    this.send(CHANNEL.stdout, chunk);
+  writeStdout(chunk: Buffer): boolean {
+    return this.send(CHANNEL.stdout, chunk);
   }
-  writeStderr(chunk: Buffer): void {
-    this.send(CHANNEL.stderr, chunk);
+  writeStderr(chunk: Buffer): boolean {
+    return this.send(CHANNEL.stderr, chunk);
   }
 
   finish(outcome: StreamOutcome): void {
@@ -57,11 +64,23 @@ export class WebSocketSession extends BufferedInputSession {
     this.ws.close(1000);
   }
 
-  private send(channel: number, data: Buffer): void {
-    if (this.finished || this.ws.readyState !== this.ws.OPEN) return;
+  private send(channel: number, data: Buffer): boolean {
+    if (this.finished || this.ws.readyState !== this.ws.OPEN) return true;
     this.touch();
-    if (this.base64) this.ws.send(`${channel}${data.toString('base64')}`);
-    else this.ws.send(Buffer.concat([Buffer.of(channel), data]), { binary: true });
+    const message = this.base64 ? Buffer.from(`${channel}${data.toString('base64')}`) : Buffer.concat([Buffer.of(channel), data]);
+    this.unsent += message.length;
+    // The callback comes once the bytes are written to the socket (or the socket failed).
+    this.ws.send(message, { binary: !this.base64 }, () => this.sent(message.length));
+    if (this.unsent > SEND_HIGH_WATER) this.blocked = true;
+    return !this.blocked;
+  }
+
+  private sent(bytes: number): void {
+    this.unsent -= bytes;
+    if (this.blocked && this.unsent <= SEND_LOW_WATER) {
+      this.blocked = false;
+      this.drained();
+    }
   }
 
   private receive(raw: RawData, isBinary: boolean): void {

@@ -58,5 +58,7 @@ export interface LogsStatus {
   containers: number;
   suppressed: { total: number; byContainer: Record<string, number>; last?: string };
   writeError?: { path: string; message: string };
+  /** Entries naming a container that did not come from its conmon, dropped. */
+  untrusted: { total: number; last?: string };
   memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
 }

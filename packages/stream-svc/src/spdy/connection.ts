@@ -162,6 +162,8 @@ export class SpdyConnection {
     private readonly events: SpdyConnectionEvents,
     private readonly role: 'server' | 'client' = 'server',
     receiveWindow = INITIAL_WINDOW,
+    /** Streams the peer may have open at once; one more is refused with REFUSED_STREAM. */
+    private readonly maxPeerStreams = Number.POSITIVE_INFINITY,
   ) {
     this.updateThreshold = receiveWindow / 2;
     if (receiveWindow !== INITIAL_WINDOW) {
@@ -348,6 +350,10 @@ export class SpdyConnection {
       return;
     }
     this.lastPeerStreamId = id;
+    if (this.streams.size >= this.maxPeerStreams) {
+      this.send({ type: 'rst_stream', streamId: id, status: RstStatus.REFUSED_STREAM });
+      return;
+    }
     const stream = new SpdyStream(id, headers, this, this.peerInitialWindow);
     this.streams.set(id, stream);
     this.send({ type: 'syn_reply', streamId: id, flags: 0, headers: new Map() });

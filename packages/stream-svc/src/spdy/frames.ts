@@ -4,6 +4,11 @@ export const SPDY_VERSION = 3;
 export const FRAME_HEADER_BYTES = 8;
 /** Data frames carry at most 2^24 - 1 bytes; we send smaller ones to keep streams interleaved. */
 export const MAX_FRAME_PAYLOAD = 0xffffff;
+/**
+ * Largest frame taken from a peer: a frame is held whole until it has arrived, and peers send data
+ * in far smaller frames (our receive window is 64 KiB) and header blocks under 64 KiB.
+ */
+export const MAX_RECEIVED_FRAME = 1024 * 1024;
 
 export const FLAG_FIN = 0x01;
 export const FLAG_UNIDIRECTIONAL = 0x02;
@@ -140,7 +145,7 @@ export class FrameReader {
       if (this.bufferedBytes < FRAME_HEADER_BYTES) break;
       const head = this.peek(FRAME_HEADER_BYTES);
       const length = head.readUInt32BE(4) & 0xffffff;
-      if (length > MAX_FRAME_PAYLOAD) throw new FrameError(`frame of ${length} bytes is larger than ${MAX_FRAME_PAYLOAD}`);
+      if (length > MAX_RECEIVED_FRAME) throw new FrameError(`frame of ${length} bytes is larger than ${MAX_RECEIVED_FRAME}`);
       if (this.bufferedBytes < FRAME_HEADER_BYTES + length) break;
       const bytes = this.take(FRAME_HEADER_BYTES + length);
       frames.push(this.decode(bytes));

@@ -1,52 +1,24 @@
-import zlib from 'node:zlib';
+import { Deflate, Inflate, Z_OK, Z_SYNC_FLUSH } from 'pako';
 import { SPDY3_DICTIONARY } from './dictionary.js';
 
 /** Name/value pairs of a header block; names are lowercase, several values of one name are joined by NUL. */
 export type HeaderBlock = Map<string, string>;
 
-/**
- * zlib's streams offer no public synchronous call on a long-lived context (the *Sync functions are
- * one-shot and close their context). SPDY needs one context per direction for the whole
- * connection, and frames are decoded in order as they arrive, so we drive the stream's native
- * handle synchronously, as those functions do, without closing it.
+/** Largest header block inflated; a frame's block past it ends the session. */
+export const MAX_HEADER_BLOCK = 64 * 1024;
+
+/** Inflated output is produced (and counted) in pieces of this size. */
+const CHUNK = 16 * 1024;
+
+/** Thrown from an output handler to stop zlib at once: a compression bomb costs at most a chunk past the cap. */
+class OverLimit extends Error {}
+
+/*
+ * SPDY compresses every header block of a connection, in one direction, with one zlib stream
+ * primed with the SPDY dictionary, each block ending in a sync flush: the context lives as long as
+ * the connection, and frames are decoded in order as they arrive. pako's streaming API does that
+ * synchronously (Node's own zlib streams are asynchronous and its *Sync calls are one-shot).
  */
-interface NativeZlibHandle {
-  writeSync(flush: number, input: Buffer, inOff: number, inLen: number, out: Buffer, outOff: number, outLen: number): void;
-}
-interface ZlibInternals {
-  _handle: NativeZlibHandle | null;
-  _writeState: Uint32Array;
-  destroyed: boolean;
-  close(): void;
-}
-
-/** Failures surface as HeaderCompressionError from processSync; the stream's own error event is muted. */
-function quiet<T extends zlib.Inflate | zlib.Deflate>(stream: T): ZlibInternals {
-  stream.on('error', () => undefined);
-  return stream as unknown as ZlibInternals;
-}
-
-const OUT_CHUNK = 16 * 1024;
-
-function processSync(stream: ZlibInternals, input: Buffer): Buffer {
-  const out: Buffer[] = [];
-  let inOff = 0;
-  let inLen = input.length;
-  for (;;) {
-    const handle = stream._handle;
-    if (!handle || stream.destroyed) throw new HeaderCompressionError('zlib context is closed or failed');
-    const buffer = Buffer.allocUnsafe(OUT_CHUNK);
-    handle.writeSync(zlib.constants.Z_SYNC_FLUSH, input, inOff, inLen, buffer, 0, OUT_CHUNK);
-    if (!stream._handle || stream.destroyed) throw new HeaderCompressionError('malformed compressed header block');
-    const availOut = stream._writeState[0]!;
-    const availIn = stream._writeState[1]!;
-    if (OUT_CHUNK - availOut > 0) out.push(buffer.subarray(0, OUT_CHUNK - availOut));
-    inOff += inLen - availIn;
-    inLen = availIn;
-    if (availOut !== 0) break;
-  }
-  return Buffer.concat(out);
-}
 
 export class HeaderCompressionError extends Error {}
 
@@ -97,32 +69,59 @@ function u32(n: number): Buffer {
  * connection with one zlib stream primed with the SPDY dictionary, each block ending in a sync flush.
  */
 export class HeaderCompressor {
-  private readonly deflate = quiet(zlib.createDeflate({ dictionary: SPDY3_DICTIONARY }));
+  private readonly deflate = new Deflate({ dictionary: SPDY3_DICTIONARY, chunkSize: CHUNK });
+  private out: Uint8Array[] = [];
+
+  constructor() {
+    this.deflate.onData = (chunk) => this.out.push(chunk);
+  }
 
   compress(headers: HeaderBlock): Buffer {
-    return processSync(this.deflate, encodeHeaderBlock(headers));
+    this.out = [];
+    if (!this.deflate.push(encodeHeaderBlock(headers), Z_SYNC_FLUSH) || this.deflate.err !== Z_OK) {
+      throw new HeaderCompressionError(`header block does not deflate: ${this.deflate.msg || this.deflate.err}`);
+    }
+    return Buffer.concat(this.out);
   }
 
   close(): void {
-    this.deflate.close();
+    this.out = [];
   }
 }
 
 export class HeaderDecompressor {
-  private readonly inflate = quiet(zlib.createInflate({ dictionary: SPDY3_DICTIONARY }));
+  private readonly inflate = new Inflate({ dictionary: SPDY3_DICTIONARY, chunkSize: CHUNK });
+  private out: Uint8Array[] = [];
+  private outBytes = 0;
+  private failed: string | undefined;
+
+  constructor(private readonly limit = MAX_HEADER_BLOCK) {
+    this.inflate.onData = (chunk) => {
+      this.outBytes += chunk.length;
+      if (this.outBytes > this.limit) throw new OverLimit(`a header block inflates to more than ${this.limit} bytes`);
+      this.out.push(chunk);
+    };
+  }
 
   decompress(compressed: Buffer): HeaderBlock {
     if (compressed.length === 0) return new Map();
-    let block: Buffer;
+    // One failure leaves the stream unusable; the session ends with it anyway.
+    if (this.failed) throw new HeaderCompressionError(this.failed);
+    this.out = [];
+    this.outBytes = 0;
     try {
-      block = processSync(this.inflate, compressed);
+      if (!this.inflate.push(compressed, Z_SYNC_FLUSH) || this.inflate.err !== Z_OK) {
+        throw new Error(this.inflate.msg || `zlib error ${this.inflate.err}`);
+      }
     } catch (err) {
-      throw new HeaderCompressionError(`header block does not inflate: ${(err as Error).message}`);
+      this.failed = err instanceof OverLimit ? err.message : `header block does not inflate: ${(err as Error).message}`;
+      this.out = [];
+      throw new HeaderCompressionError(this.failed);
     }
-    return decodeHeaderBlock(block);
+    return decodeHeaderBlock(Buffer.concat(this.out));
   }
 
   close(): void {
-    this.inflate.close();
+    this.out = [];
   }
 }

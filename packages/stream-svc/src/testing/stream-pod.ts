@@ -14,8 +14,8 @@ export interface StreamPod {
 }
 
 /** A runtime daemon and a stream daemon sharing one configuration, and one pod running `command`. */
-export async function startStreamPod(name: string, command: string[]): Promise<StreamPod> {
-  const runtime = await TestDaemon.create({ network: true, runtimeToml: '[stream]\naddress = "127.0.0.1"\nport = 0' });
+export async function startStreamPod(name: string, command: string[], streamToml = ''): Promise<StreamPod> {
+  const runtime = await TestDaemon.create({ network: true, runtimeToml: `[stream]\naddress = "127.0.0.1"\nport = 0\n${streamToml}` });
   const stream = new StreamDaemon(runtime.configPath);
   const stop = async (): Promise<void> => {
     await stream.stop();
