@@ -44,7 +44,7 @@ import {
   type RuntimeInventory,
   type RuntimeLocation,
 } from './runtime-inventory.js';
-import { startSkiff, type SkiffInstance } from './skiff-instance.js';
+import { startSkiff, type SkiffInstance, type SkiffOptions } from './skiff-instance.js';
 
 const run = promisify(execFile);
 const CGROUP_ROOT = '/sys/fs/cgroup';
@@ -53,6 +53,8 @@ export interface RuntimeHarnessOptions {
   images?: readonly TestImageName[];
   /** Extra keys of the [runtime] table. */
   config?: string;
+  /** Further keys of the other tables, as startSkiff takes them. */
+  skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig'>;
 }
 
 export interface Pod {
@@ -116,7 +118,7 @@ export class RuntimeHarness {
     const registry = await startRegistry();
     let skiff: SkiffInstance | undefined;
     try {
-      skiff = await startSkiff(options.config === undefined ? {} : { config: options.config });
+      skiff = await startSkiff({ ...options.skiff, ...(options.config === undefined ? {} : { config: options.config }) });
       await waitUntilRuntimeServiceAnswers(skiff.runtimeSocket);
       const cgroupParent = await configuredCgroupParent(skiff.runtimeSocket);
       const network = await readPodNetwork(join(skiff.dir, 'cni'));

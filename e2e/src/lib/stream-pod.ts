@@ -3,7 +3,7 @@
  * and an echo server (`nc`, one `cat` per connection) on the given port to forward to.
  */
 import { callUnary, type cri } from '@skiff/proto';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './runtime-harness.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness, type RuntimeHarnessOptions } from './runtime-harness.js';
 
 export class StreamPod {
   private constructor(
@@ -12,8 +12,8 @@ export class StreamPod {
     readonly app: string,
   ) {}
 
-  static async start(echoPort: number): Promise<StreamPod> {
-    const h = await startRuntimeHarness();
+  static async start(echoPort: number, skiff?: RuntimeHarnessOptions['skiff']): Promise<StreamPod> {
+    const h = await startRuntimeHarness(skiff ? { skiff } : {});
     const pod = await h.runPod();
     const app = await h.runContainer(pod, 'app');
     await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(echoPort), '-e', 'cat'] });

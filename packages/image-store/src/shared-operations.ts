@@ -52,8 +52,13 @@ export class SharedOperations {
     return new Promise<void>((resolve, reject) => {
       const giveUp = (): void => {
         flight.waiters--;
-        if (flight.waiters === 0) flight.controller.abort(signal.reason);
-        reject(signal.reason);
+        if (flight.waiters > 0) return reject(signal.reason);
+        // The last caller to leave aborts the operation and is answered once it has cleaned up.
+        flight.controller.abort(signal.reason);
+        flight.promise.then(
+          () => reject(signal.reason),
+          () => reject(signal.reason),
+        );
       };
       if (signal.aborted) return giveUp();
       signal.addEventListener('abort', giveUp, { once: true });

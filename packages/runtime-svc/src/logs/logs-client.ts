@@ -1,7 +1,7 @@
 import { promises as fs, constants } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { status } from '@grpc/grpc-js';
-import { logsContainerPath, StatusError, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
+import { errnoCode, logsContainerPath, StatusError, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
@@ -46,8 +46,25 @@ export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath
   const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath });
   if ('code' in answer && answer.code === 204) return;
   ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, 'logs-svc did not take the container; it will when it starts');
-  const handle = await fs.open(logPath, constants.O_WRONLY | constants.O_CREAT, 0o640);
-  await handle.close();
+  await createLogFile(logPath);
+}
+
+/** The empty log file, made without following a link or blocking on a FIFO someone put at its path. */
+async function createLogFile(logPath: string): Promise<void> {
+  let handle;
+  try {
+    handle = await fs.open(logPath, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
+  } catch (err) {
+    if (errnoCode(err) === 'ELOOP') throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is a symbolic link; remove it`);
+    // A FIFO without a reader.
+    if (errnoCode(err) === 'ENXIO') throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is not a regular file; remove it`);
+    throw err;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is not a regular file; remove it`);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Tells logs-svc a container is gone (best effort: at its start logs-svc drops what runtime-svc no longer lists). */
