@@ -18,14 +18,15 @@ test('readProcess describes this process', async () => {
 });
 
 test('awaitProcessesExit waits for a process that ends on its own, and kills one that does not', async () => {
-  const quick = spawn('sleep', ['1'], { stdio: 'ignore' });
+  // Long enough to still run when a loaded machine gets to look for it, short against the grace period.
+  const quick = spawn('sleep', ['5'], { stdio: 'ignore' });
   const stubborn = spawn('sleep', ['60'], { stdio: 'ignore' });
   // 'spawn' comes once the child has exec'd, so its command line is sleep's.
   await Promise.all([once(quick, 'spawn'), once(stubborn, 'spawn')]);
   const found = await findProcesses((p) => p.pid === quick.pid || p.pid === stubborn.pid, (argv) => argv[0] === 'sleep');
   assert.equal(found.length, 2);
   const stubbornExit = new Promise((resolve) => stubborn.once('exit', (_code, signal) => resolve(signal)));
-  const killed = await awaitProcessesExit(found, 4000);
+  const killed = await awaitProcessesExit(found, 15_000);
   assert.equal(killed, 1);
   assert.equal(await stubbornExit, 'SIGKILL');
   assert.equal(await readProcess(stubborn.pid!), undefined);
