@@ -3,7 +3,8 @@
  *
  *   type TestImageName    'busybox' | 'busybox-zstd' | 'busybox-uncompressed' | 'multilayer' |
  *                         'multiarch' | 'withuser' | 'withusername' | 'big' | 'bench5' | 'pull5x20' |
- *                         'traversal-dotdot' | 'traversal-abs' | 'traversal-symlink' | 'docker-schema2'
+ *                         'traversal-dotdot' | 'traversal-abs' | 'traversal-symlink' | 'docker-schema2' |
+ *                         'fifo-passwd' | 'device-group' | 'device-node'
  *   TEST_IMAGE_NAMES: TestImageName[]
  *   getTestImage(name): Promise<ImageContent>
  *   pushTestImage(registry, name, { repo?, tag?, ...PushOptions }): Promise<PushedImage>
@@ -53,6 +54,9 @@ export const TEST_IMAGE_NAMES = [
   'traversal-abs',
   'traversal-symlink',
   'docker-schema2',
+  'fifo-passwd',
+  'device-group',
+  'device-node',
 ] as const;
 
 export type TestImageName = (typeof TEST_IMAGE_NAMES)[number];
@@ -79,6 +83,9 @@ export const TRAVERSAL = {
   symlink: { link: 'evil', target: '/', file: 'evil/tmp/skiff-escape' },
   content: 'escaped\n',
 } as const;
+
+/** A character device an image brings along: the same numbers as the host's /dev/null. */
+export const IMAGE_DEVICE_NODE = { path: '/imagedev', major: 1, minor: 3 } as const;
 
 export const BIG_FILE = { path: '/big/random.bin', size: 100 * 1024 * 1024, seed: 'skiff-big-layer' } as const;
 
@@ -278,6 +285,15 @@ async function busyboxImage(extra: Partial<ContainerConfig> = {}, compression: L
   });
 }
 
+/** busybox with one more layer on top, running as the test user so that its passwd and group are read. */
+async function busyboxWith(key: string, entries: () => TarEntry[]): Promise<Image> {
+  return buildImage({
+    blobDir: blobDir(),
+    layers: [await busyboxLayer(), await cachedLayer(key, entries)],
+    config: { ...BUSYBOX_CONFIG, User: TEST_USER.name },
+  });
+}
+
 const definitions: Record<TestImageName, () => Promise<ImageContent>> = {
   busybox: () => busyboxImage(),
   'busybox-zstd': () => busyboxImage({}, 'zstd'),
@@ -325,6 +341,12 @@ const definitions: Record<TestImageName, () => Promise<ImageContent>> = {
     for (const [i, spec] of PULL5X20.files.entries()) layers.push(await randomFileLayer(`pull5x20-${i + 1}`, spec.path, spec.size, spec.seed));
     return buildImage({ blobDir: blobDir(), layers, config: BUSYBOX_CONFIG });
   },
+  'fifo-passwd': () => busyboxWith('fifo-passwd', () => [{ type: 'fifo', name: 'etc/passwd', mode: 0o644 }]),
+  'device-group': () => busyboxWith('device-group', () => [{ type: 'char', name: 'etc/group', mode: 0o644, major: 1, minor: 5 }]),
+  'device-node': () =>
+    busyboxWith('device-node', () => [
+      { type: 'char', name: IMAGE_DEVICE_NODE.path.slice(1), mode: 0o666, major: IMAGE_DEVICE_NODE.major, minor: IMAGE_DEVICE_NODE.minor },
+    ]),
   'traversal-dotdot': async () =>
     buildImage({ blobDir: blobDir(), layers: [await cachedLayer('traversal-dotdot', () => traversalEntries('dotdot'))], config: BUSYBOX_CONFIG }),
   'traversal-abs': async () =>

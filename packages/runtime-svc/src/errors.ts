@@ -9,8 +9,9 @@ import { SpecError } from './oci/spec-builder.js';
 import { StopTimeoutError } from './oci/stop-container.js';
 import { ProfileError } from './container/security-profiles.js';
 import { UserResolutionError } from './container/user.js';
+import { ContainerFileError } from './container/secure-path.js';
 
-const INVALID_REQUEST = [SpecError, CapabilityError, DeviceError, SeccompProfileError, ProfileError, UserResolutionError, InvalidReferenceError];
+const INVALID_REQUEST = [SpecError, CapabilityError, DeviceError, SeccompProfileError, ProfileError, UserResolutionError, ContainerFileError, InvalidReferenceError];
 
 /** Gives every failure the gRPC status the kubelet (and an operator reading it) can act on. */
 export function toStatusError(err: unknown, signal?: AbortSignal): StatusError {

@@ -16,7 +16,8 @@ import { newId } from '../state/ids.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
-import { mountOverlay } from '../mounts/mounts.js';
+import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
+import { rootfsProtection } from '../container/rootfs-protection.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '../util/step-timer.js';
@@ -164,7 +165,8 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         ...[paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })),
       ]);
       timer.mark('lease and dirs');
-      await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`);
+      const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
+      await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
       timer.mark('overlay mount');
       rec.rootfsMounted = true;
 
@@ -220,6 +222,10 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         })),
       ]);
       timer.mark('monitor and runc create');
+      if (protection.remountReadonlyAfterCreate) {
+        await remountOverlayReadonly(paths.rootfs);
+        timer.mark('read-only root');
+      }
       rec.pid = monitor.containerPid;
       rec.conmonPid = monitor.conmonPid;
       rec.phase = 'created';

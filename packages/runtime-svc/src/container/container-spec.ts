@@ -12,6 +12,7 @@ import { podFileMounts } from './container-mounts.js';
 import type { BindMountInput } from '../oci/spec-builder.js';
 import type { ResolvedUser } from './user.js';
 import { apparmorFor } from './security-profiles.js';
+import { rootfsProtection } from './rootfs-protection.js';
 
 /** CRI resources (int64 as decimal strings) in the spec builder's form. */
 export function resourcesOf(r: cri.LinuxContainerResources__Output | null): ResourcesInput | undefined {
@@ -103,7 +104,7 @@ export function containerSpecInput(p: ContainerSpecParts): ContainerSpecInput {
   const oom = linux?.resources?.oom_score_adj;
   const input: ContainerSpecInput = {
     rootfs: p.rootfs,
-    readonlyRootfs,
+    readonlyRootfs: rootfsProtection(privileged, readonlyRootfs).runcReadonly,
     args,
     env,
     cwd: config.working_dir || imageConfig.WorkingDir || '/',

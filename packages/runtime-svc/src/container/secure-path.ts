@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -35,13 +35,51 @@ export async function resolveInRoot(root: string, path: string, maxLinks = 40): 
   return join(root, ...resolved);
 }
 
-/** A file of the container's filesystem, read through resolveInRoot; undefined when absent. */
-export async function readFileInRoot(root: string, path: string): Promise<string | undefined> {
+/** A file of an image that a container's set-up would read is not a small regular file. */
+export class ContainerFileError extends Error {}
+
+/** Larger than any real /etc/passwd or /etc/group; what an image puts there is read no further. */
+export const MAX_CONTAINER_FILE_BYTES = 4 * 1024 * 1024;
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/**
+ * A small regular file of the container's filesystem, read through resolveInRoot; undefined when
+ * absent. The image controls what stands there: the open neither follows a link (one swapped in
+ * after resolving) nor blocks (a FIFO), and anything but a regular file of at most `maxBytes`
+ * (a device such as /dev/zero, a directory, a huge file) is refused without reading it.
+ */
+export async function readFileInRoot(root: string, path: string, maxBytes = MAX_CONTAINER_FILE_BYTES): Promise<string | undefined> {
+  const resolved = await resolveInRoot(root, path);
+  let handle: fs.FileHandle;
   try {
-    return await fs.readFile(await resolveInRoot(root, path), 'utf8');
+    handle = await fs.open(resolved, READ_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'ELOOP') throw new ContainerFileError(`the image's ${path} is a symbolic link that leaves no regular file`);
+    // A device node on a nodev mount cannot be opened at all: say what stands there.
+    const st = await fs.lstat(resolved).catch(() => undefined);
+    if (st && !st.isFile() && !st.isDirectory()) throw new ContainerFileError(`the image's ${path} is not a regular file (${fileKind(st)}); refusing to read it`);
     throw err;
   }
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) return undefined;
+    if (!st.isFile()) throw new ContainerFileError(`the image's ${path} is not a regular file (${fileKind(st)}); refusing to read it`);
+    if (st.size > maxBytes) throw new ContainerFileError(`the image's ${path} is ${st.size} bytes, more than the ${maxBytes} read for it`);
+    const buf = Buffer.alloc(st.size);
+    const { bytesRead } = await handle.read(buf, 0, st.size, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+function fileKind(st: import('node:fs').Stats): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
 }

@@ -18,16 +18,24 @@ async function run(args: string[]): Promise<void> {
  * Mounts an overlay of `lowerDirs` (top layer first) with a writable upper layer. An image without
  * layers gets an empty directory as its only lower layer, since overlayfs needs one.
  */
-export async function mountOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string): Promise<void> {
+export async function mountOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string, nodev = false): Promise<void> {
   const lowers = lowerDirs.length > 0 ? lowerDirs : [emptyLower];
   if (lowerDirs.length === 0) await fs.mkdir(emptyLower, { recursive: true });
   for (const dir of [...lowers, upper, work]) {
     if (/[,:]/.test(dir)) throw new MountError(`overlay layer path ${dir} contains ',' or ':', which overlayfs options cannot carry`);
   }
-  const options = `lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`;
+  const options = `${nodev ? 'nodev,' : ''}lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`;
   // The kernel takes at most one page of mount options.
   if (options.length >= 4000) throw new MountError(`the image has too many layers (${lowers.length}) for one overlay mount`);
   await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
+}
+
+/**
+ * Makes a mounted overlay read-only for every mount of it, the container's bind of it included
+ * (a superblock remount); `nodev` is restated so the mount keeps it.
+ */
+export async function remountOverlayReadonly(target: string): Promise<void> {
+  await run(['mount', '-o', 'remount,ro,nodev', target]);
 }
 
 export async function mountTmpfs(target: string, options: string): Promise<void> {
