@@ -115,3 +115,48 @@ describe('a client that stops reading exec output', { skip: !isRoot && 'needs ro
     assert.equal(JSON.parse(Buffer.concat(errors).toString()).status, 'Success');
   });
 });
+
+/** Attach output also goes to the journal, line by line: long lines let 64 MiB pass it quickly. */
+const LONG_LINE = 8191;
+const LONG_LINES = 8192;
+
+describe('a client that stops reading attach output', { skip: !isRoot && 'needs root', timeout: 240_000 }, () => {
+  let pod: StreamPod | undefined;
+
+  before(async () => {
+    // The container waits for a line on stdin, so that all of its output comes after the attach.
+    const script = `read go; yes "$(head -c ${LONG_LINE} /dev/zero | tr '\\0' x)" | head -n ${LONG_LINES}; sleep 3600`;
+    pod = await startStreamPod('chatty', ['sh', '-c', script], '', { stdin: true });
+  });
+
+  after(async () => {
+    await pod?.stop();
+  });
+
+  it('WebSocket: stream-svc stops reading from the container instead of buffering; every line arrives once the client reads', { timeout: 120_000 }, async () => {
+    const { runtime, stream, containerId } = pod!;
+    const line = Buffer.from(`${'x'.repeat(LONG_LINE)}\n`);
+    const total = line.length * LONG_LINES;
+    let received = 0;
+    let corrupt: string | undefined;
+    const url = (await callUnary(runtime.client, 'Attach', { container_id: containerId, stdin: true, stdout: true })).url;
+    const ws = await openStream(url, 'v5.channel.k8s.io', (data) => {
+      if (data[0] !== 1) return;
+      const chunk = data.subarray(1);
+      for (let i = 0; i < chunk.length && !corrupt; i++) {
+        if (chunk[i] !== line[(received + i) % line.length]) corrupt = `byte ${received + i} is ${chunk[i]}`;
+      }
+      received += chunk.length;
+    });
+    ws.send(Buffer.from('\x00go\n'));
+    ws.pause();
+    const growth = await growthWhileStalled(stream.child!.pid!, 4000);
+    assert.ok(growth < GROWTH_BOUND, `stream-svc grew by ${Math.round(growth / 2 ** 20)} MiB while its client read nothing`);
+    ws.resume();
+    const deadline = Date.now() + 90_000;
+    while (received < total && !corrupt && Date.now() < deadline) await sleep(100);
+    ws.close();
+    assert.equal(corrupt, undefined);
+    assert.equal(received, total);
+  });
+});

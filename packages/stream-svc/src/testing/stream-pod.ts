@@ -14,7 +14,7 @@ export interface StreamPod {
 }
 
 /** A runtime daemon and a stream daemon sharing one configuration, and one pod running `command`. */
-export async function startStreamPod(name: string, command: string[], streamToml = ''): Promise<StreamPod> {
+export async function startStreamPod(name: string, command: string[], streamToml = '', overrides: Partial<cri.ContainerConfig> = {}): Promise<StreamPod> {
   const runtime = await TestDaemon.create({ network: true, runtimeToml: `[stream]\naddress = "127.0.0.1"\nport = 0\n${streamToml}` });
   const stream = new StreamDaemon(runtime.configPath);
   const stop = async (): Promise<void> => {
@@ -27,7 +27,7 @@ export async function startStreamPod(name: string, command: string[], streamToml
     await stream.start();
     const sandboxConfig: cri.PodSandboxConfig = podConfig(join(runtime.base, 'logs'));
     const podId = (await callUnary(runtime.client, 'RunPodSandbox', { config: sandboxConfig })).pod_sandbox_id;
-    const config = containerConfig(name, IMAGE, { command });
+    const config = containerConfig(name, IMAGE, { command, ...overrides });
     const containerId = (await callUnary(runtime.client, 'CreateContainer', { pod_sandbox_id: podId, config, sandbox_config: sandboxConfig })).container_id;
     await callUnary(runtime.client, 'StartContainer', { container_id: containerId });
     return { runtime, stream, podId, containerId, stop };
