@@ -1,6 +1,6 @@
 import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
 import type { Logger } from './logger.js';
-import type { StatusError } from './grpc-status.js';
+import { boundedStatusMessage, type StatusError } from './grpc-status.js';
 
 /** Turns whatever a call threw into the status the client gets; `signal` tells a cancelled call. */
 export type ErrorMapper = (err: unknown, signal?: AbortSignal) => StatusError;
@@ -27,8 +27,9 @@ export function unaryCall<Req, Res>(
         },
         (err: unknown) => {
           const error = toStatus(err, abort.signal);
-          log.warn({ method, code: error.code, err: error.message }, 'call failed');
-          callback({ code: error.code, details: error.message });
+          const details = boundedStatusMessage(error.message);
+          log.warn({ method, code: error.code, err: details }, 'call failed');
+          callback({ code: error.code, details });
         },
       );
   };
@@ -50,8 +51,9 @@ export function batchedStreamCall<Req, Res, Item>(
       },
       (err: unknown) => {
         const error = toStatus(err);
-        log.warn({ method, code: error.code, err: error.message }, 'call failed');
-        call.destroy(Object.assign(new Error(error.message), { code: error.code, details: error.message }));
+        const details = boundedStatusMessage(error.message);
+        log.warn({ method, code: error.code, err: details }, 'call failed');
+        call.destroy(Object.assign(new Error(details), { code: error.code, details }));
       },
     );
   };

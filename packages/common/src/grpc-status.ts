@@ -20,3 +20,16 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   const message = err instanceof Error ? err.message : String(err);
   return { code: status.INTERNAL, details: message, metadata: new Metadata() };
 }
+
+const LONGEST_WORD = 200;
+const LONGEST_MESSAGE = 2048;
+
+/**
+ * A status message fit to send and log: messages quote what the client sent, and a client may
+ * send megabytes in one field. Each overlong run without spaces keeps its start and says how
+ * much was left out; the whole message is capped too.
+ */
+export function boundedStatusMessage(message: string): string {
+  const words = message.replace(/\S{201,}/g, (word) => `${word.slice(0, LONGEST_WORD / 2)}…[${word.length - LONGEST_WORD / 2} more characters]`);
+  return words.length <= LONGEST_MESSAGE ? words : `${words.slice(0, LONGEST_MESSAGE)}…[${words.length - LONGEST_MESSAGE} more characters]`;
+}
