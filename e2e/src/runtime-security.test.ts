@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
+import { rejectsWithCode } from './lib/grpc-assert.js';
 import { TEST_USER } from './lib/image-catalogue.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
@@ -70,6 +72,14 @@ describe('security context, checked from inside the container', () => {
     const id = await secured({ run_as_user: { value: 1000 }, run_as_group: { value: 2000 }, supplemental_groups: [3000, 4000] });
     assert.equal((await sh(id, 'echo "$(id -u) $(id -g) $(id -G)"')).stdout, '1000 2000 2000 3000 4000\n');
     assert.deepEqual((await h.containerStatus(id)).user?.linux, { uid: '1000', gid: '2000', supplemental_groups: ['2000', '3000', '4000'] });
+  });
+
+  test('run_as_group without run_as_user or run_as_username is refused', async () => {
+    await rejectsWithCode(
+      h.createContainer(pod, `group-only-${++counter}`, { linux: { security_context: { run_as_group: { value: 2000 } } } }),
+      status.INVALID_ARGUMENT,
+      /run_as_group is set without run_as_user or run_as_username/,
+    );
   });
 
   test('a user name from the image resolves to its uid and gid', async () => {

@@ -27,11 +27,11 @@ test('the internal socket registers requests and answers 201, 400 and 429', asyn
   const app = await startInternalServer({ socket, tokens, baseUrl: () => 'http://127.0.0.1:1', log: createLogger('test', 'fatal') });
   try {
     assert.equal((await fs.stat(socket)).mode & 0o777, 0o600);
-    const pf = { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/proc/1/ns/net', ports: [80] };
+    const pf = { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/run/netns/pod', hostNetwork: false, ports: [80] };
     const ok = await post(socket, pf);
     assert.equal(ok.status, 201);
     assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
-    assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', ports: [0] })).status, 400);
+    assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', hostNetwork: false, ports: [0] })).status, 400);
     const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { handler: '', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
     const ttyExec = await post(socket, tty);
     assert.equal(ttyExec.status, 201);

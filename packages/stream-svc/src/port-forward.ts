@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
+import { HostPortConnection, type PortConnection } from './host-port-dial.js';
 
 /** WebSocket port-forward subprotocols: channel pairs per port, or SPDY frames carried in the WebSocket. */
 export const SPDY_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
@@ -17,9 +18,10 @@ export function forwardedPorts(request: PortForwardStreamRequest, url: string | 
   return params.map(Number).filter((p) => Number.isInteger(p) && p > 0 && p < 65536);
 }
 
-/** One TCP connection to `port` inside the pod's network namespace, as a child's stdin and stdout. */
-export function dialPodPort(netnsPath: string, port: number): ChildProcessWithoutNullStreams {
-  return spawn(NSENTER, [`--net=${netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+/** One TCP connection to `port` of the pod: inside its network namespace, or on loopback for a pod on the host network. */
+export function dialPodPort(request: PortForwardStreamRequest, port: number): PortConnection {
+  if (request.hostNetwork) return new HostPortConnection(port);
+  return spawn(NSENTER, [`--net=${request.netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 function portPrefix(port: number): Buffer {
@@ -55,10 +57,10 @@ export function servePortForward(request: PortForwardStreamRequest, ws: WebSocke
   };
   touch();
 
-  const connections: ChildProcess[] = ports.map((port, i) => {
+  const connections: PortConnection[] = ports.map((port, i) => {
     send(2 * i, portPrefix(port));
     send(2 * i + 1, portPrefix(port));
-    const child = dialPodPort(request.netnsPath, port);
+    const child = dialPodPort(request, port);
     let errors = '';
     child.stdout.on('data', (chunk: Buffer) => {
       touch();

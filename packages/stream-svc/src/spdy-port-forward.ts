@@ -1,5 +1,5 @@
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
+import type { PortConnection } from './host-port-dial.js';
 import { dialPodPort } from './port-forward.js';
 import type { SpdyConnectionEvents, SpdyStream } from './spdy/connection.js';
 import { STREAM_CREATION_TIMEOUT_MS } from './spdy-session.js';
@@ -29,7 +29,7 @@ export function pairId(stream: SpdyStream): string {
  */
 export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, maxConnections: number, pairTimeoutMs = STREAM_CREATION_TIMEOUT_MS): SpdyConnectionEvents {
   const pairs = new Map<string, StreamPair>();
-  const live = new Set<ChildProcessWithoutNullStreams>();
+  const live = new Set<PortConnection>();
 
   const fail = (pair: StreamPair, message: string): void => {
     pair.error?.write(Buffer.from(message));
@@ -52,7 +52,7 @@ export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, 
       fail(pair, `port-forward to pod ${request.podSandboxId}: ${maxConnections} connections are open in this session already (stream.max_port_forward_connections); close one and retry`);
       return;
     }
-    const child = dialPodPort(request.netnsPath, port);
+    const child = dialPodPort(request, port);
     live.add(child);
     let errors = '';
     child.stdout.on('data', (chunk: Buffer) => {

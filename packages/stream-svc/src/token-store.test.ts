@@ -4,7 +4,7 @@ import { ContractViolation, parseStreamRequest, type StreamRequest } from '@skif
 import { TokenStore, TooManyTokens } from './token-store.js';
 import { statusFor } from './status-message.js';
 
-const pf: StreamRequest = { kind: 'portforward', podSandboxId: 'p', netnsPath: '/x', ports: [80] };
+const pf: StreamRequest = { kind: 'portforward', podSandboxId: 'p', netnsPath: '/x', hostNetwork: false, ports: [80] };
 
 test('tokens are single use', () => {
   const store = new TokenStore();

@@ -52,11 +52,14 @@ export interface AttachStreamRequest extends StreamFlags {
   ctlFile: string;
 }
 
-/** A CRI PortForward request: the sandbox's network namespace. */
+/** A CRI PortForward request: the sandbox's network namespace, or none for a pod on the host's network. */
 export interface PortForwardStreamRequest {
   kind: 'portforward';
   podSandboxId: string;
+  /** Absolute; '' when hostNetwork. */
   netnsPath: string;
+  /** The pod shares the runtime's network namespace: its ports are dialled from stream-svc's own. */
+  hostNetwork: boolean;
   /** Ports named in the request; empty means the client chooses per stream. */
   ports: number[];
 }
@@ -130,15 +133,19 @@ export function parseStreamRequest(body: unknown): StreamRequest {
         ...flags(body, 'Attach'),
       };
     case 'portforward': {
-      rejectUnknownFields(body, ['kind', 'podSandboxId', 'netnsPath', 'ports'], 'PortForward: ');
+      rejectUnknownFields(body, ['kind', 'podSandboxId', 'netnsPath', 'hostNetwork', 'ports'], 'PortForward: ');
       const ports = body['ports'] ?? [];
       if (!Array.isArray(ports) || !ports.every((p) => Number.isInteger(p) && p > 0 && p < 65536)) {
         throw new ContractViolation('PortForward: ports', 'must be TCP port numbers (1-65535)');
       }
+      const hostNetwork = body['hostNetwork'] ?? false;
+      if (typeof hostNetwork !== 'boolean') throw new ContractViolation('PortForward: hostNetwork', 'must be a boolean');
+      if (hostNetwork && body['netnsPath'] !== '') throw new ContractViolation('PortForward: netnsPath', 'must be empty for a pod on the host network');
       return {
         kind: 'portforward',
         podSandboxId: str(body['podSandboxId'], 'PortForward: pod_sandbox_id'),
-        netnsPath: absolutePath(body['netnsPath'], 'PortForward: netnsPath'),
+        netnsPath: hostNetwork ? '' : absolutePath(body['netnsPath'], 'PortForward: netnsPath'),
+        hostNetwork,
         ports: ports as number[],
       };
     }

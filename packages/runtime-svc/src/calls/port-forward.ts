@@ -10,11 +10,13 @@ export async function portForwardCall(ctx: RuntimeContext, req: cri.PortForwardR
   const rec = ctx.state.findSandbox(req.pod_sandbox_id);
   if (!rec) throw new StatusError(status.NOT_FOUND, `PortForward: pod sandbox ${req.pod_sandbox_id} does not exist`);
   if (rec.phase !== 'ready') throw new StatusError(status.FAILED_PRECONDITION, `PortForward: pod sandbox ${rec.id} is not ready`);
+  const hostNetwork = rec.namespaces.network === 'NODE';
   const url = await registerStream(ctx.config.stream.internal_socket, 'PortForward', {
     kind: 'portforward',
     podSandboxId: rec.id,
-    // A pod on the host network is reached in the host's namespace.
-    netnsPath: rec.netnsPath ?? '/proc/1/ns/net',
+    // A pod on the host network shares the runtime's namespace (not necessarily PID 1's).
+    netnsPath: hostNetwork ? '' : (rec.netnsPath ?? ''),
+    hostNetwork,
     ports: [...req.port],
   });
   return { url };

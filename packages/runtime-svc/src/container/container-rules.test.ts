@@ -109,6 +109,10 @@ describe('user resolution from /etc/passwd and /etc/group', () => {
     assert.deepEqual(resolveUser({ ...base, imageUser: 'alice', supplementalGroups: [5000, 10] }, passwd, groups).additionalGids, [1000, 10, 50, 5000]);
     assert.deepEqual(resolveUser({ ...base, imageUser: 'alice', supplementalGroups: [5000], policy: 'Strict' }, passwd, groups).additionalGids, [1000, 5000]);
   });
+  it('refuses run_as_group without run_as_user or run_as_username', () => {
+    assert.throws(() => resolveUser({ ...base, imageUser: 'www', runAsGroup: 7 }, passwd, groups), /run_as_group is set without run_as_user or run_as_username/);
+    assert.equal(resolveUser({ ...base, runAsUsername: 'alice', runAsGroup: 7 }, passwd, groups).gid, 7);
+  });
   it('refuses names the image does not know', () => {
     assert.throws(() => resolveUser({ ...base, imageUser: 'nobody' }, passwd, groups), UserResolutionError);
     assert.throws(() => resolveUser({ ...base, imageUser: 'alice:nogroup' }, passwd, groups), /group "nogroup"/);

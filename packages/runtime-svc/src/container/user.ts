@@ -73,6 +73,9 @@ function toId(text: string, what: string): number {
  * from /etc/passwd is fine (gid 0), a user or group name missing from the image's files is not.
  */
 export function resolveUser(req: UserRequest, passwd: readonly PasswdEntry[], groups: readonly GroupEntry[]): ResolvedUser {
+  if (req.runAsGroup !== undefined && req.runAsUser === undefined && !req.runAsUsername) {
+    throw new UserResolutionError('run_as_group is set without run_as_user or run_as_username: the CRI allows a group only together with a user');
+  }
   let userPart: string;
   let groupPart: string | undefined;
   if (req.runAsUser !== undefined) {
