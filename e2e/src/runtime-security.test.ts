@@ -1,12 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { TEST_USER } from './lib/image-catalogue.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
+const run = promisify(execFile);
 let h: RuntimeHarness;
 let pod: Pod;
 let counter = 0;
@@ -168,6 +173,58 @@ describe('security context, checked from inside the container', () => {
       assert.equal((await sh(await secured({}, {}, privilegedPod), 'test -e /dev/kmsg || echo absent')).stdout, 'absent\n', 'not for the unprivileged');
     } finally {
       await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: privilegedPod.id }, { timeoutMs: 60_000 });
+    }
+  });
+});
+
+describe('recursive read-only mounts', () => {
+  let source: string;
+
+  before(async () => {
+    // A host directory with a submount: a plain read-only bind leaves the submount writable.
+    source = join(h.skiff.dir, 'rro-source');
+    await mkdir(join(source, 'sub'), { recursive: true });
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'rro-sub', join(source, 'sub')]);
+  });
+
+  after(async () => {
+    await run('umount', [join(source, 'sub')]).catch(() => undefined);
+  });
+
+  const tryWrite = (id: string, path: string): Promise<{ code: number; stderr: string }> => h.exec(id, ['sh', '-c', `touch ${path}`]);
+
+  test('keeps every submount read-only, where readonly alone leaves them writable', async () => {
+    const rro = await h.runContainer(pod, `rro-${++counter}`, {
+      mounts: [{ container_path: '/data', host_path: source, readonly: true, recursive_read_only: true }],
+    });
+    assert.match((await tryWrite(rro, '/data/top')).stderr, /Read-only file system/);
+    assert.match((await tryWrite(rro, '/data/sub/below')).stderr, /Read-only file system/);
+
+    const ro = await h.runContainer(pod, `ro-${++counter}`, { mounts: [{ container_path: '/data', host_path: source, readonly: true }] });
+    assert.match((await tryWrite(ro, '/data/top')).stderr, /Read-only file system/);
+    assert.equal((await tryWrite(ro, '/data/sub/below')).code, 0);
+
+    const { runtime_handlers } = await callUnary(h.runtime, 'Status', {});
+    assert.ok(runtime_handlers.every((r) => r.features?.recursive_read_only_mounts === true));
+  });
+
+  test('the copy made for it goes with the container', async () => {
+    const id = await h.runContainer(pod, `rro-${++counter}`, {
+      mounts: [{ container_path: '/data', host_path: source, readonly: true, recursive_read_only: true }],
+    });
+    const mine = (): string[] => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(`/${id}/rro/`));
+    assert.ok(mine().length >= 2, 'the staged copy and its submount are mounted');
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 });
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+    assert.deepEqual(mine(), []);
+  });
+
+  test('without readonly, or with another propagation, it is refused', async () => {
+    for (const mount of [
+      { container_path: '/data', host_path: source, readonly: false, recursive_read_only: true },
+      { container_path: '/data', host_path: source, readonly: true, recursive_read_only: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' as const },
+    ]) {
+      await rejectsWithCode(h.createContainer(pod, `rro-bad-${++counter}`, { mounts: [mount] }), status.INVALID_ARGUMENT, /recursive_read_only needs readonly and private propagation/);
     }
   });
 });

@@ -18,6 +18,7 @@ import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
+import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '../util/step-timer.js';
@@ -172,6 +173,8 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
+      await ensureHostPaths(mounts);
+      const specMounts = await stageRecursiveReadonly(paths.dir, mounts);
       const spec = buildSpec(
         containerSpecInput({
           id,
@@ -181,7 +184,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           sandboxPaths: ctx.paths.sandbox(sandbox.id),
           rootfs: paths.rootfs,
           user,
-          mounts,
+          mounts: specMounts,
           devices,
           hostDevices: security?.privileged ? await listHostDevices() : [],
           seccomp,
@@ -191,7 +194,6 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         ctx.facts,
       );
       await allSettledOrThrow([
-        ensureHostPaths(mounts),
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
         logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,
       ]);

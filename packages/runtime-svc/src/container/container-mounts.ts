@@ -27,13 +27,19 @@ export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInp
     if (!m.host_path || !m.host_path.startsWith('/')) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: host_path "${m.host_path}" must be an absolute path`);
     }
-    if (m.recursive_read_only) {
-      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: recursive read-only mounts are not supported by this runtime`);
+    if (m.recursive_read_only && (!m.readonly || m.propagation !== 'PROPAGATION_PRIVATE')) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: recursive_read_only needs readonly and private propagation`);
     }
     if (m.uidMappings.length > 0 || m.gidMappings.length > 0) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: id-mapped mounts are not supported by this runtime`);
     }
-    return { containerPath: m.container_path, hostPath: m.host_path, readonly: m.readonly, propagation: PROPAGATION[m.propagation] ?? 'private' };
+    return {
+      containerPath: m.container_path,
+      hostPath: m.host_path,
+      readonly: m.readonly,
+      recursiveReadonly: m.recursive_read_only,
+      propagation: PROPAGATION[m.propagation] ?? 'private',
+    };
   });
 }
 

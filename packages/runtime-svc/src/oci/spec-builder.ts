@@ -34,6 +34,8 @@ export interface BindMountInput {
   containerPath: string;
   hostPath: string;
   readonly?: boolean;
+  /** Read-only submounts too; made before runc runs (see mounts/recursive-readonly.ts). */
+  recursiveReadonly?: boolean;
   propagation?: MountPropagation;
 }
 
