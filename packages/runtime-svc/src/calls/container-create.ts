@@ -19,6 +19,7 @@ import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
 import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
+import { imageVolumesOf, mountImageVolumes } from '../mounts/image-volumes.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '../util/step-timer.js';
@@ -118,6 +119,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const targetPid = targetPidOf(ctx, sandbox, security?.namespace_options ?? null);
     const logPath = resolveLogPath(sandbox.logDirectory, config.log_path);
     const mounts = bindMountsOf(config.mounts);
+    const imageVolumes = imageVolumesOf(config.mounts);
     const devices = await devicesOf(config);
     const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
     const resolved = await ctx.images.resolveRootfs(imageRef);
@@ -174,7 +176,10 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
       await ensureHostPaths(mounts);
-      const specMounts = await stageRecursiveReadonly(paths.dir, mounts);
+      const specMounts = [
+        ...(await stageRecursiveReadonly(paths.dir, mounts)),
+        ...(await mountImageVolumes(ctx.images, id, paths.dir, imageVolumes)),
+      ];
       const spec = buildSpec(
         containerSpecInput({
           id,

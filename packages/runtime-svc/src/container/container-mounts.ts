@@ -15,15 +15,15 @@ const PROPAGATION: Record<string, MountPropagation> = {
   PROPAGATION_BIDIRECTIONAL: 'rshared',
 };
 
-/** CRI mounts as bind mounts; refuses what this runtime cannot do rather than doing it silently wrong. */
+/** CRI host-path mounts as bind mounts; refuses what this runtime cannot do rather than doing it silently wrong. */
 export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInput[] {
-  return mounts.map((m) => {
+  for (const m of mounts) {
     if (!m.container_path || !m.container_path.startsWith('/')) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount container_path "${m.container_path}" must be an absolute path`);
     }
-    if (m.image?.image) {
-      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: image volumes are not supported by this runtime`);
-    }
+  }
+  // Image volumes are mounted from the image store (mounts/image-volumes.ts).
+  return mounts.filter((m) => !m.image?.image).map((m) => {
     if (!m.host_path || !m.host_path.startsWith('/')) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: host_path "${m.host_path}" must be an absolute path`);
     }

@@ -5,6 +5,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
 import type { StepTimer } from '../util/step-timer.js';
 
@@ -42,7 +43,7 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
  */
 export async function teardownContainer(
   ctx: RuntimeContext,
-  rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'>,
+  rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'> & Partial<Pick<ContainerRecord, 'mounts'>>,
   timer?: StepTimer,
 ): Promise<void> {
   const paths = ctx.paths.container(rec.id);
@@ -61,6 +62,7 @@ export async function teardownContainer(
   await fs.rm(paths.dir, { recursive: true, force: true });
   timer?.mark('rm');
   await ctx.images.releaseLease(rec.id);
+  for (const index of imageVolumeIndexes(rec.mounts ?? [])) await ctx.images.releaseLease(imageVolumeLeaseHolder(rec.id, index));
   timer?.mark('lease');
 }
 

@@ -14,6 +14,17 @@ async function run(args: string[]): Promise<void> {
   if (result.code !== 0) throw new MountError(`${args.join(' ')} failed: ${result.stderr.trim() || `exit ${result.code}`}`);
 }
 
+/** overlayfs options for `lowerDirs` (top first) and the rest, checked against what the kernel takes. */
+function overlayOptions(lowerDirs: readonly string[], rest: readonly string[], prefix: readonly string[]): string {
+  for (const dir of [...lowerDirs, ...rest]) {
+    if (/[,:]/.test(dir)) throw new MountError(`overlay layer path ${dir} contains ',' or ':', which overlayfs options cannot carry`);
+  }
+  const options = [...prefix, `lowerdir=${lowerDirs.join(':')}`, ...rest].join(',');
+  // The kernel takes at most one page of mount options.
+  if (options.length >= 4000) throw new MountError(`the image has too many layers (${lowerDirs.length}) for one overlay mount`);
+  return options;
+}
+
 /**
  * Mounts an overlay of `lowerDirs` (top layer first) with a writable upper layer. An image without
  * layers gets an empty directory as its only lower layer, since overlayfs needs one.
@@ -21,12 +32,17 @@ async function run(args: string[]): Promise<void> {
 export async function mountOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string, nodev = false): Promise<void> {
   const lowers = lowerDirs.length > 0 ? lowerDirs : [emptyLower];
   if (lowerDirs.length === 0) await fs.mkdir(emptyLower, { recursive: true });
-  for (const dir of [...lowers, upper, work]) {
-    if (/[,:]/.test(dir)) throw new MountError(`overlay layer path ${dir} contains ',' or ':', which overlayfs options cannot carry`);
-  }
-  const options = `${nodev ? 'nodev,' : ''}lowerdir=${lowers.join(':')},upperdir=${upper},workdir=${work}`;
-  // The kernel takes at most one page of mount options.
-  if (options.length >= 4000) throw new MountError(`the image has too many layers (${lowers.length}) for one overlay mount`);
+  const options = overlayOptions(lowers, [`upperdir=${upper}`, `workdir=${work}`], nodev ? ['nodev'] : []);
+  await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
+}
+
+/**
+ * A read-only overlay of `lowerDirs` (top first) with no upper layer, noexec, nosuid and nodev.
+ * overlayfs wants two lower layers when there is no upper one, so an empty one is added.
+ */
+export async function mountReadonlyOverlay(target: string, lowerDirs: readonly string[], emptyLower: string): Promise<void> {
+  await fs.mkdir(emptyLower, { recursive: true });
+  const options = overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'noexec', 'nosuid', 'nodev']);
   await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
 }
 

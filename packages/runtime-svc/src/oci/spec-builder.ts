@@ -36,6 +36,8 @@ export interface BindMountInput {
   readonly?: boolean;
   /** Read-only submounts too; made before runc runs (see mounts/recursive-readonly.ts). */
   recursiveReadonly?: boolean;
+  /** Restated on the bind so runc's read-only remount keeps them. */
+  flags?: ('noexec' | 'nosuid' | 'nodev')[];
   propagation?: MountPropagation;
 }
 
@@ -143,7 +145,7 @@ function bindMount(m: BindMountInput): Mount {
   if (!m.containerPath.startsWith('/')) throw new SpecError(`mount destination "${m.containerPath}" must be an absolute path`);
   if (!m.hostPath.startsWith('/')) throw new SpecError(`mount source "${m.hostPath}" for ${m.containerPath} must be an absolute path`);
   const propagation = m.propagation ?? 'private';
-  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw'];
+  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.flags ?? [])];
   return { destination: cleanPath(m.containerPath), type: 'bind', source: m.hostPath, options };
 }
 

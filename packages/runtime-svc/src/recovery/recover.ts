@@ -1,3 +1,4 @@
+import { leaseOwner } from '../mounts/image-volumes.js';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { removeAtomicWriteDebris, errorMessage } from '@skiff/common';
@@ -193,7 +194,8 @@ async function removeOrphans(ctx: RuntimeContext): Promise<number> {
     removed++;
   }
   for (const lease of await ctx.images.listLeases()) {
-    if (!FULL_ID.test(lease.holder) || known.has(lease.holder)) continue;
+    const owner = leaseOwner(lease.holder);
+    if (!FULL_ID.test(owner) || known.has(owner)) continue;
     await ctx.images.releaseLease(lease.holder);
     removed++;
   }
