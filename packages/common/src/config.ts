@@ -40,6 +40,8 @@ export interface RuntimeServiceConfig {
   /** The first network configuration here (by name) is the pods' network. */
   cni_conf_dir: string;
   cni_bin_dirs: string[];
+  /** Where CDI spec files are read from; a later directory's devices override an earlier one's. */
+  cdi_spec_dirs: string[];
   /** Cgroup parent of pods whose configuration names none. */
   cgroup_parent: string;
   handlers: RuntimeHandlerConfig[];
@@ -117,6 +119,7 @@ export function defaultConfig(): SkiffConfig {
       catatonit: '/usr/bin/catatonit',
       cni_conf_dir: '/etc/cni/net.d',
       cni_bin_dirs: ['/opt/cni/bin', '/usr/lib/cni'],
+      cdi_spec_dirs: ['/etc/cdi', '/var/run/cdi'],
       cgroup_parent: '/skiff',
       handlers: [],
     },
@@ -169,6 +172,9 @@ const HANDLER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
 function validateRuntime(runtime: RuntimeServiceConfig): void {
   if (!Array.isArray(runtime.cni_bin_dirs) || !runtime.cni_bin_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cni_bin_dirs" must be a list of absolute paths');
+  }
+  if (!Array.isArray(runtime.cdi_spec_dirs) || !runtime.cdi_spec_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
+    throw new ConfigError('"runtime.cdi_spec_dirs" must be a list of absolute paths');
   }
   if (!Array.isArray(runtime.handlers)) throw new ConfigError('"runtime.handlers" must be a list of tables ([[runtime.handlers]])');
   const seen = new Set<string>();

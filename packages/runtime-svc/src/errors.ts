@@ -10,8 +10,9 @@ import { StopTimeoutError } from './oci/stop-container.js';
 import { ProfileError } from './container/security-profiles.js';
 import { UserResolutionError } from './container/user.js';
 import { ContainerFileError } from './container/secure-path.js';
+import { CdiError } from './cdi/cdi-spec.js';
 
-const INVALID_REQUEST = [SpecError, CapabilityError, DeviceError, SeccompProfileError, ProfileError, UserResolutionError, ContainerFileError, InvalidReferenceError];
+const INVALID_REQUEST = [SpecError, CapabilityError, DeviceError, SeccompProfileError, ProfileError, UserResolutionError, ContainerFileError, CdiError, InvalidReferenceError];
 
 /** Gives every failure the gRPC status the kubelet (and an operator reading it) can act on. */
 export function toStatusError(err: unknown, signal?: AbortSignal): StatusError {

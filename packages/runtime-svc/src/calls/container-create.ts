@@ -20,6 +20,7 @@ import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
 import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
 import { imageVolumesOf, mountImageVolumes } from '../mounts/image-volumes.js';
+import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from '../cdi/cdi-edits.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '../util/step-timer.js';
@@ -121,6 +122,8 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const mounts = bindMountsOf(config.mounts);
     const imageVolumes = imageVolumesOf(config.mounts);
     const devices = await devicesOf(config);
+    // Resolved before anything is made: an unknown device or a bad spec leaves nothing behind.
+    const cdi = await collectCdiEdits(await ctx.cdi.resolve(requestedCdiDevices(config)));
     const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
     const resolved = await ctx.images.resolveRootfs(imageRef);
     const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
@@ -175,13 +178,13 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
-      await ensureHostPaths(mounts);
+      await ensureHostPaths([...mounts, ...cdi.mounts]);
       const specMounts = [
         ...(await stageRecursiveReadonly(paths.dir, mounts)),
         ...(await mountImageVolumes(ctx.images, id, paths.dir, imageVolumes)),
       ];
       const spec = buildSpec(
-        containerSpecInput({
+        applyCdiEdits(containerSpecInput({
           id,
           config,
           image: resolved.config,
@@ -195,7 +198,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           seccomp,
           cgroupsPath: rec.cgroupsPath,
           targetPid,
-        }),
+        }), cdi),
         ctx.facts,
       );
       await allSettledOrThrow([

@@ -1,3 +1,4 @@
+import type { CdiRegistry } from '../cdi/cdi-registry.js';
 import type { Logger, SkiffConfig } from '@skiff/common';
 import type { ImageStore } from '@skiff/image-store';
 import type { CniRunner } from '../cni/cni.js';
@@ -25,6 +26,8 @@ export interface RuntimeContext {
   netns: NetnsManager;
   cni: CniRunner;
   images: ImageReader;
+  /** CDI devices of the spec directories, re-read as they change. */
+  cdi: CdiRegistry;
   records: RecordStore;
   state: StateIndex;
   /** Per sandbox / container id. Take a sandbox's lock before any of its containers'. */

@@ -1,3 +1,4 @@
+import { CdiRegistry } from '../cdi/cdi-registry.js';
 import { promises as fs, readFileSync } from 'node:fs';
 import { ensureJournald, type Logger, type SkiffConfig, errorMessage } from '@skiff/common';
 import { CniRunner } from '../cni/cni.js';
@@ -62,6 +63,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     netns: new NetnsManager(paths.netnsDir),
     cni: new CniRunner({ binDirs: runtime.cni_bin_dirs, cacheDir: paths.cniCacheDir }),
     images: o.images,
+    cdi: new CdiRegistry(runtime.cdi_spec_dirs),
     records,
     state: new StateIndex(),
     locks: new KeyedMutex(),

@@ -12,7 +12,24 @@ export interface Spec {
   hostname?: string;
   mounts: Mount[];
   annotations?: Record<string, string>;
+  hooks?: Hooks;
   linux: Linux;
+}
+
+export interface Hook {
+  path: string;
+  args?: string[];
+  env?: string[];
+  timeout?: number;
+}
+
+export interface Hooks {
+  prestart?: Hook[];
+  createRuntime?: Hook[];
+  createContainer?: Hook[];
+  startContainer?: Hook[];
+  poststart?: Hook[];
+  poststop?: Hook[];
 }
 
 export interface Process {

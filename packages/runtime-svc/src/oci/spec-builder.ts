@@ -5,6 +5,7 @@ import {
   OCI_VERSION,
   type Capabilities,
   type DeviceCgroupRule,
+  type Hooks,
   type Linux,
   type LinuxResources,
   type Mount,
@@ -91,6 +92,8 @@ export interface ContainerSpecInput {
   seccomp?: SeccompInput;
   apparmor?: ApparmorInput;
   annotations?: Record<string, string>;
+  /** OCI hooks (from CDI devices). */
+  hooks?: Hooks;
 }
 
 export class SpecError extends Error {
@@ -374,5 +377,6 @@ export function buildSpec(input: ContainerSpecInput, facts: HostFacts): Spec {
   const utsMode = ns.uts?.mode ?? 'new';
   if (input.hostname && utsMode === 'new') spec.hostname = input.hostname;
   if (input.annotations && Object.keys(input.annotations).length > 0) spec.annotations = { ...input.annotations };
+  if (input.hooks && Object.keys(input.hooks).length > 0) spec.hooks = input.hooks;
   return spec;
 }

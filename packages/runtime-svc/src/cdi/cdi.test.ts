@@ -1,0 +1,105 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from './cdi-edits.js';
+import { CdiRegistry } from './cdi-registry.js';
+import { CdiError, parseCdiSpec, parseQualifiedName } from './cdi-spec.js';
+
+const GPU_SPEC = {
+  cdiVersion: '0.6.0',
+  kind: 'example.com/gpu',
+  devices: [
+    { name: 'gpu0', containerEdits: { env: ['GPU=0'], deviceNodes: [{ path: '/dev/gpu0', type: 'c', major: 1, minor: 3, permissions: 'rw' }] } },
+    { name: 'gpu1', containerEdits: { env: ['GPU=1'] } },
+  ],
+  containerEdits: { env: ['VENDOR=example'], mounts: [{ hostPath: '/opt/lib', containerPath: '/usr/lib/gpu', options: ['ro', 'nosuid', 'bind'] }], hooks: [{ hookName: 'createContainer', path: '/bin/true', args: ['true', 'x'] }], additionalGids: [44] },
+};
+
+async function withDirs(run: (dirs: [string, string]) => Promise<void>): Promise<void> {
+  const base = await fs.mkdtemp(join(tmpdir(), 'skiff-cdi-'));
+  const dirs: [string, string] = [join(base, 'etc'), join(base, 'run')];
+  await Promise.all(dirs.map((d) => fs.mkdir(d)));
+  try {
+    await run(dirs);
+  } finally {
+    await fs.rm(base, { recursive: true, force: true });
+  }
+}
+
+describe('CDI spec files', () => {
+  it('parses JSON and YAML of the versions in use, and names what is wrong', () => {
+    assert.equal(parseCdiSpec(JSON.stringify(GPU_SPEC), false).devices.length, 2);
+    const yaml = 'cdiVersion: "0.8.0"\nkind: example.com/net\ndevices:\n  - name: eth\n    containerEdits:\n      env: ["NET=1"]\n';
+    assert.deepEqual(parseCdiSpec(yaml, true).devices[0], { name: 'eth', containerEdits: { env: ['NET=1'] } });
+    assert.throws(() => parseCdiSpec('{', false), /not valid JSON/);
+    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, cdiVersion: '9.0.0' }), false), /cdiVersion "9.0.0"/);
+    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, kind: 'nokind' }), false), /vendor.com\/class/);
+    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [{ name: 'a', containerEdits: { deviceNodes: [{ path: 'rel' }] } }] }), false), /deviceNodes\[0\].path must be an absolute path/);
+    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [GPU_SPEC.devices[0], GPU_SPEC.devices[0]] }), false), /defined twice/);
+  });
+
+  it('checks fully qualified device names', () => {
+    assert.deepEqual(parseQualifiedName('example.com/gpu=gpu0'), { kind: 'example.com/gpu', name: 'gpu0' });
+    for (const bad of ['gpu0', 'example.com/gpu', '/gpu=x', 'example.com/gpu=', 'example.com/../x=y', 'a/b=c/d']) assert.equal(parseQualifiedName(bad), undefined, bad);
+  });
+
+  it('takes devices from the field and the cdi.k8s.io annotations, once each', () => {
+    const names = requestedCdiDevices({ CDI_devices: [{ name: 'a.com/x=1' }], annotations: { 'cdi.k8s.io/one': 'a.com/x=1, a.com/x=2', other: 'b.com/y=3' } });
+    assert.deepEqual(names, ['a.com/x=1', 'a.com/x=2']);
+  });
+});
+
+describe('CDI registry', () => {
+  it('a later directory overrides an earlier one; two specs of one directory conflict; changes are seen', async () => {
+    await withDirs(async ([etc, run]) => {
+      const registry = new CdiRegistry([etc, run]);
+      await fs.writeFile(join(etc, 'gpu.json'), JSON.stringify(GPU_SPEC));
+      assert.deepEqual((await registry.resolve(['example.com/gpu=gpu1']))[0]!.deviceEdits, { env: ['GPU=1'] });
+
+      await fs.writeFile(join(run, 'gpu.yaml'), 'cdiVersion: "0.6.0"\nkind: example.com/gpu\ndevices:\n  - name: gpu1\n    containerEdits:\n      env: ["GPU=run"]\n');
+      const over = (await registry.resolve(['example.com/gpu=gpu1']))[0]!;
+      assert.deepEqual([over.file, over.deviceEdits], [join(run, 'gpu.yaml'), { env: ['GPU=run'] }]);
+
+      await fs.writeFile(join(run, 'again.json'), JSON.stringify({ cdiVersion: '0.6.0', kind: 'example.com/gpu', devices: [{ name: 'gpu1', containerEdits: {} }] }));
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu1']), /"example.com\/gpu=gpu1" is defined by both .*again.json and .*gpu.yaml/);
+      await fs.rm(join(run, 'again.json'));
+
+      await fs.writeFile(join(run, 'gpu.yaml'), 'cdiVersion: "0.6.0"\nkind: example.com/gpu\ndevices:\n  - name: gpu1\n    containerEdits:\n      env: ["GPU=changed"]\n');
+      assert.deepEqual((await registry.resolve(['example.com/gpu=gpu1']))[0]!.deviceEdits, { env: ['GPU=changed'] });
+    });
+  });
+
+  it('an unknown device names the directories and any spec that could not be read', async () => {
+    await withDirs(async ([etc, run]) => {
+      const registry = new CdiRegistry([etc, run]);
+      await fs.writeFile(join(etc, 'broken.json'), '{"cdiVersion": ');
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu9']), (err: unknown) => err instanceof CdiError && /gpu9.*broken\.json: not valid JSON/.test(err.message));
+      await assert.rejects(registry.resolve(['not-qualified']), /not a fully qualified name/);
+    });
+  });
+});
+
+describe('CDI edits', () => {
+  it("applies spec edits once and each device's own, replacing env entries of the same name", async () => {
+    const spec = parseCdiSpec(JSON.stringify(GPU_SPEC), false);
+    const [gpu0, gpu1] = spec.devices;
+    const edits = await collectCdiEdits([
+      { name: 'example.com/gpu=gpu0', file: '/etc/cdi/gpu.json', specEdits: spec.containerEdits, deviceEdits: gpu0!.containerEdits },
+      { name: 'example.com/gpu=gpu1', file: '/etc/cdi/gpu.json', specEdits: spec.containerEdits, deviceEdits: gpu1!.containerEdits },
+    ]);
+    assert.deepEqual(edits.env, ['VENDOR=example', 'GPU=0', 'GPU=1']);
+    assert.deepEqual(edits.devices, [{ device: { type: 'c', path: '/dev/gpu0', major: 1, minor: 3, fileMode: 0o666, uid: 0, gid: 0 }, access: 'rw' }]);
+    assert.deepEqual(edits.mounts, [{ containerPath: '/usr/lib/gpu', hostPath: '/opt/lib', readonly: true, propagation: 'private', flags: ['nosuid'] }]);
+    assert.deepEqual(edits.hooks, { createContainer: [{ path: '/bin/true', args: ['true', 'x'] }] });
+    const input = applyCdiEdits({ rootfs: '/r', args: ['sh'], env: ['PATH=/bin', 'GPU=none'], user: { uid: 0, gid: 0, additionalGids: [0] } }, edits);
+    assert.deepEqual(input.env, ['PATH=/bin', 'VENDOR=example', 'GPU=0', 'GPU=1']);
+    assert.deepEqual(input.user?.additionalGids, [0, 44]);
+  });
+
+  it('a device node whose host path is missing names device and file', async () => {
+    const edits = { deviceNodes: [{ path: '/dev/nope', hostPath: '/dev/does-not-exist' }] };
+    await assert.rejects(collectCdiEdits([{ name: 'a.com/x=1', file: '/etc/cdi/x.json', specEdits: {}, deviceEdits: edits }]), /CDI device "a.com\/x=1" \(\/etc\/cdi\/x.json\): device \/dev\/does-not-exist is not available/);
+  });
+});
