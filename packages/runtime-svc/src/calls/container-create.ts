@@ -1,6 +1,6 @@
 // CRI RuntimeService.CreateContainer
 import { promises as fs } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
@@ -13,6 +13,7 @@ import { buildSpec } from '../oci/spec-builder.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
+import { makeTraversable } from '../state/traversable.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
@@ -20,6 +21,7 @@ import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
 import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
 import { imageVolumesOf, mountImageVolumes } from '../mounts/image-volumes.js';
+import { IdmappedMounts } from '../mounts/idmapped.js';
 import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from '../cdi/cdi-edits.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
@@ -93,8 +95,6 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
   if (!name) throw new StatusError(status.INVALID_ARGUMENT, 'CreateContainer: config.metadata.name is required');
   const image = config.image?.image ?? '';
   if (!image) throw new StatusError(status.INVALID_ARGUMENT, `CreateContainer ${name}: config.image.image is required`);
-  const userns = config.linux?.security_context?.namespace_options?.userns_options;
-  if (userns && userns.mode === 'POD') throw new StatusError(status.INVALID_ARGUMENT, `CreateContainer ${name}: user namespaces are not supported by this runtime`);
   return { config, name, image };
 }
 
@@ -163,6 +163,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const tracksLog = ctx.journald && logPath !== '';
     try {
       await fs.mkdir(paths.dir, { mode: 0o700 });
+      if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
       await ctx.records.saveContainer(rec);
       timer.mark('record');
       // The lease keeps the image's layers on disk for as long as this container exists.
@@ -172,7 +173,12 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       ]);
       timer.mark('lease and dirs');
       const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
-      await mountOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
+      const idmapped = sandbox.userns ? new IdmappedMounts(`/proc/${sandbox.pid}/ns/user`, join(paths.dir, 'idmapped')) : undefined;
+      if (idmapped && sandbox.userns) {
+        // The upper layer's root is the container's "/": it belongs to the pod's root.
+        await fs.chown(paths.upper, sandbox.userns.uid.hostID, sandbox.userns.gid.hostID);
+      }
+      await mountOverlay(paths.rootfs, idmapped ? await idmapped.map(lowerDirs) : lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
       timer.mark('overlay mount');
       rec.rootfsMounted = true;
 
@@ -181,7 +187,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       await ensureHostPaths([...mounts, ...cdi.mounts]);
       const specMounts = [
         ...(await stageRecursiveReadonly(paths.dir, mounts)),
-        ...(await mountImageVolumes(ctx.images, id, paths.dir, imageVolumes)),
+        ...(await mountImageVolumes(ctx.images, id, paths.dir, imageVolumes, idmapped && ((lowers) => idmapped.map(lowers)))),
       ];
       const spec = buildSpec(
         applyCdiEdits(containerSpecInput({
@@ -201,6 +207,11 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         }), cdi),
         ctx.facts,
       );
+      if (idmapped) {
+        const imageVolumeDir = join(paths.dir, 'image-volumes');
+        spec.mounts = await idmapped.mapBinds(spec.mounts, (source) => source.startsWith(`${imageVolumeDir}/`));
+        timer.mark('id-mapped mounts');
+      }
       await allSettledOrThrow([
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
         logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,

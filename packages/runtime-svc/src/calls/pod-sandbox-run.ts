@@ -1,16 +1,23 @@
 // CRI RuntimeService.RunPodSandbox
 import { promises as fs } from 'node:fs';
-import { errorMessage } from '@skiff/common';
+import { status } from '@grpc/grpc-js';
+import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { seccompFor } from '../container/security-profiles.js';
+import type { PodIp } from '../cni/result.js';
 import type { RuntimeContext } from '../daemon/context.js';
+import type { SandboxPaths } from '../daemon/paths.js';
+import type { Spec } from '../oci/runtime-spec.js';
+import type { SandboxRecord } from '../state/records.js';
 import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
 import { writePodFiles } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
-import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
+import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
+import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, type PauseProcess } from '../sandbox/sandbox-container.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
+import { makeTraversable } from '../state/traversable.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '../util/step-timer.js';
@@ -44,11 +51,18 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
 
   timer.mark('validate');
   const nameKey = podNameKey(rec.metadata);
+  // Checked and reserved with no await between, so two pods started at once cannot share ids.
+  if (rec.userns) {
+    const other = podWithOverlappingIds(rec.userns, [...ctx.state.sandboxes.values(), ...ctx.state.usernsInFlight()]);
+    if (other) throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: the user namespace's host ids overlap those of pod sandbox ${other}`);
+  }
   ctx.state.reservePodName(nameKey, id);
+  if (rec.userns) ctx.state.reserveUserns(id, rec.userns);
   const undo: (() => Promise<void>)[] = [];
   try {
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
+    if (rec.userns) await makeTraversable(ctx.config.root, paths.dir);
     await ctx.records.saveSandbox(rec);
     timer.mark('record');
 
@@ -57,21 +71,25 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     if (podShm) undo.push(() => unmountIfMounted(paths.shm));
     await allSettledOrThrow([
       fs.mkdir(paths.rootfs, { mode: 0o755 }),
-      network ? timer.time('netns', ctx.netns.create(id)) : undefined,
+      network && !rec.userns ? timer.time('netns', ctx.netns.create(id)) : undefined,
       podShm ? timer.time('shm', fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS))) : undefined,
     ]);
+    // runc makes the mount points in it as the pod's root.
+    if (rec.userns) await fs.chown(paths.rootfs, rec.userns.uid.hostID, rec.userns.gid.hostID);
     timer.mark('netns, shm and rootfs dir');
     rec.shmMounted = podShm;
 
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
     if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
     undo.push(() => deleteSandboxContainer(ctx, rec));
-    // The pod network and the pause container only share the namespace, which exists already:
-    // set both up at once (the two slowest steps of a pod start).
-    const [ips, pause] = await allSettledOrThrow([
-      network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
-      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
-    ]);
+    const [ips, pause] = rec.userns && network
+      ? await runPauseThenNetwork(ctx, rec, paths, spec, timer)
+      : // The pod network and the pause container only share the namespace, which exists already:
+        // set both up at once (the two slowest steps of a pod start).
+        await allSettledOrThrow([
+          network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
+          timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
+        ]);
     timer.mark('network and pause');
     rec.ips = ips;
     rec.pid = pause.pid;
@@ -82,6 +100,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
     ctx.state.sandboxes.set(id, rec);
+    ctx.state.releaseUserns(id);
     timer.mark('record');
     timer.done();
     ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
@@ -91,7 +110,15 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
       await step().catch((cleanupErr: unknown) => ctx.log.error({ sandbox: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed RunPodSandbox failed'));
     }
     ctx.state.releasePodName(nameKey, id);
+    ctx.state.releaseUserns(id);
     timer.done('failed');
     throw err;
   }
+}
+
+/** A user-namespaced pod: its pause process makes the network namespace, which is kept and then attached. */
+async function runPauseThenNetwork(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, spec: Spec, timer: StepTimer): Promise<[PodIp[], PauseProcess]> {
+  const pause = await timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec));
+  await timer.time('netns', ctx.netns.adopt(rec.id, pause.pid));
+  return [await timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)), pause];
 }

@@ -73,6 +73,19 @@ export class NetnsManager {
 
   /** Creates the namespace and returns its path (what CNI_NETNS and runc's namespace path take). */
   async create(name: string): Promise<string> {
+    return this.bindAt(name, (path) => run('unshare', [`--net=${path}`, 'true']));
+  }
+
+  /**
+   * Keeps the network namespace of process `pid` under `name`, as if made by create(): for a pod
+   * with its own user namespace, whose pause process makes the network namespace so that the
+   * user namespace owns it (the pod's containers could not join one the host's owns).
+   */
+  async adopt(name: string, pid: number): Promise<string> {
+    return this.bindAt(name, (path) => run('mount', ['--bind', `/proc/${pid}/ns/net`, path]));
+  }
+
+  private async bindAt(name: string, bind: (path: string) => Promise<void>): Promise<string> {
     const path = this.pathOf(name);
     await this.prepareDir();
     try {
@@ -82,7 +95,7 @@ export class NetnsManager {
       throw err;
     }
     try {
-      await run('unshare', [`--net=${path}`, 'true']);
+      await bind(path);
     } catch (err) {
       await fs.rm(path, { force: true });
       throw err;

@@ -32,7 +32,7 @@ export function resourcesOf(r: cri.LinuxContainerResources__Output | null): Reso
 }
 
 /** Namespace paths of the sandbox's PID 1, which the containers join. */
-function sandboxNs(sandbox: SandboxRecord, kind: 'ipc' | 'uts' | 'pid'): NamespaceMode {
+function sandboxNs(sandbox: SandboxRecord, kind: 'ipc' | 'uts' | 'pid' | 'user'): NamespaceMode {
   return { mode: 'join', path: `/proc/${sandbox.pid}/ns/${kind}` };
 }
 
@@ -61,6 +61,7 @@ export function containerNamespaces(sandbox: SandboxRecord, options: cri.Namespa
   }
   const ipcHost = (options?.ipc ?? sandbox.namespaces.ipc) === 'NODE' || sandbox.namespaces.ipc === 'NODE';
   return {
+    user: sandbox.userns ? sandboxNs(sandbox, 'user') : { mode: 'host' },
     network: hostNetwork ? { mode: 'host' } : { mode: 'join', path: sandbox.netnsPath ?? '' },
     uts: hostNetwork ? { mode: 'host' } : sandboxNs(sandbox, 'uts'),
     ipc: ipcHost ? { mode: 'host' } : sandboxNs(sandbox, 'ipc'),
@@ -113,6 +114,7 @@ export function containerSpecInput(p: ContainerSpecParts): ContainerSpecInput {
     mounts: p.mounts,
     extraMounts: podFileMounts(sandbox, p.sandboxPaths, p.mounts, readonlyRootfs),
     namespaces: containerNamespaces(sandbox, security?.namespace_options ?? null, p.targetPid),
+    ...(sandbox.userns ? { idMappings: sandbox.userns } : {}),
     cgroupsPath: p.cgroupsPath,
     capabilities: { add: security?.capabilities?.add_capabilities ?? [], drop: security?.capabilities?.drop_capabilities ?? [] },
     privileged,

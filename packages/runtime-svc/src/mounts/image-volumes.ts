@@ -68,7 +68,14 @@ async function checkSubPath(root: string, volume: ImageVolume): Promise<string> 
  * under the container's directory and the leases are named after the container, so removal,
  * a failed create and recovery take both away.
  */
-export async function mountImageVolumes(images: ImageReader, containerId: string, containerDir: string, volumes: readonly ImageVolume[]): Promise<BindMountInput[]> {
+export async function mountImageVolumes(
+  images: ImageReader,
+  containerId: string,
+  containerDir: string,
+  volumes: readonly ImageVolume[],
+  /** In a pod with its own user namespace: id-mapped copies of the layers (an overlay cannot be id-mapped itself). */
+  mapLayers?: (lowerDirs: string[]) => Promise<string[]>,
+): Promise<BindMountInput[]> {
   const binds: BindMountInput[] = [];
   for (const volume of volumes) {
     // An image that is not there is NotFound naming it (the kubelet pulls image volumes first).
@@ -76,7 +83,7 @@ export async function mountImageVolumes(images: ImageReader, containerId: string
     const lowerDirs = await images.acquireLease(imageVolumeLeaseHolder(containerId, volume.index), resolved.image);
     const target = join(containerDir, 'image-volumes', String(volume.index));
     await fs.mkdir(target, { recursive: true, mode: 0o755 });
-    await mountReadonlyOverlay(target, lowerDirs, join(containerDir, 'empty'));
+    await mountReadonlyOverlay(target, mapLayers ? await mapLayers(lowerDirs) : lowerDirs, join(containerDir, 'empty'));
     binds.push({ containerPath: volume.containerPath, hostPath: await checkSubPath(target, volume), readonly: true, flags: ['noexec', 'nosuid', 'nodev'] });
   }
   return binds;

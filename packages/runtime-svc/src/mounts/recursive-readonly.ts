@@ -6,7 +6,7 @@ import type { BindMountInput } from '../oci/spec-builder.js';
 import { MountError } from './mounts.js';
 
 /** The helper that calls mount_setattr(2), shipped with this package. */
-export const MOUNT_SETATTR_HELPER = fileURLToPath(new URL('../../helpers/mount-setattr.py', import.meta.url));
+export const MOUNT_API_HELPER = fileURLToPath(new URL('../../helpers/mount-api.py', import.meta.url));
 
 async function run(command: string, args: string[]): Promise<void> {
   const result = await runCommand(command, args, { timeoutMs: 30_000 });
@@ -36,7 +36,7 @@ export async function stageRecursiveReadonly(containerDir: string, mounts: reado
     else await fs.writeFile(target, '', { flag: 'wx', mode: 0o600 });
     await run('mount', ['--rbind', m.hostPath, target]);
     await run('mount', ['--make-rprivate', target]);
-    await run('/usr/bin/python3', [MOUNT_SETATTR_HELPER, target]);
+    await run('/usr/bin/python3', [MOUNT_API_HELPER, 'rdonly', target]);
     staged.push({ ...m, hostPath: target });
   }
   return staged;

@@ -134,8 +134,16 @@ export interface Seccomp {
   syscalls?: SeccompSyscall[];
 }
 
+export interface IdMapping {
+  containerID: number;
+  hostID: number;
+  size: number;
+}
+
 export interface Linux {
   namespaces: Namespace[];
+  uidMappings?: IdMapping[];
+  gidMappings?: IdMapping[];
   cgroupsPath?: string;
   resources?: LinuxResources;
   devices?: Device[];

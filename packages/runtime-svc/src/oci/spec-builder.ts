@@ -5,6 +5,7 @@ import {
   OCI_VERSION,
   type Capabilities,
   type DeviceCgroupRule,
+  type IdMapping,
   type Hooks,
   type Linux,
   type LinuxResources,
@@ -22,6 +23,8 @@ import { runtimeDefaultSeccompProfile } from './seccomp-default.js';
 export type NamespaceMode = { mode: 'new' } | { mode: 'join'; path: string } | { mode: 'host' };
 
 export interface NamespacesInput {
+  /** The host's unless given: a new one needs `idMappings`. */
+  user?: NamespaceMode;
   network?: NamespaceMode;
   ipc?: NamespaceMode;
   uts?: NamespaceMode;
@@ -74,6 +77,8 @@ export interface ContainerSpecInput {
   /** Mounts given verbatim (tmpfs, a sandbox's /dev/shm, ...); they go after the bind mounts. */
   extraMounts?: Mount[];
   namespaces?: NamespacesInput;
+  /** The pod's user namespace mappings, for a new user namespace or one joined. */
+  idMappings?: { uid: IdMapping; gid: IdMapping };
   cgroupsPath?: string;
   resources?: ResourcesInput;
   /** Raised to the daemon's own value when lower: the kernel refuses to go below it here. */
@@ -171,6 +176,7 @@ function rootfsPropagation(mounts: readonly BindMountInput[]): Linux['rootfsProp
 function buildNamespaces(ns: NamespacesInput): Namespace[] {
   const out: Namespace[] = [{ type: 'mount' }];
   const entries: [NamespaceType, NamespaceMode | undefined][] = [
+    ['user', ns.user ?? { mode: 'host' }],
     ['network', ns.network],
     ['ipc', ns.ipc],
     ['uts', ns.uts],
@@ -356,6 +362,11 @@ export function buildSpec(input: ContainerSpecInput, facts: HostFacts): Spec {
     resources: buildResources(input.resources, facts, privileged, devices),
   };
   if (input.cgroupsPath) linux.cgroupsPath = input.cgroupsPath;
+  if ((ns.user?.mode ?? 'host') !== 'host') {
+    if (!input.idMappings) throw new SpecError('a user namespace needs uid and gid mappings');
+    linux.uidMappings = [{ ...input.idMappings.uid }];
+    linux.gidMappings = [{ ...input.idMappings.gid }];
+  }
   if (devices.length > 0) linux.devices = devices.map((d) => ({ ...d.device }));
   if (Object.keys(sysctls).length > 0) linux.sysctl = { ...sysctls };
   const seccomp = buildSeccomp(input, capList);

@@ -1,3 +1,4 @@
+import { podUserNamespace } from './user-namespace.js';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -41,9 +42,7 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
   const linux = config.linux;
   const security = linux?.security_context ?? null;
   const ns = security?.namespace_options ?? null;
-  if (ns?.userns_options && ns.userns_options.mode === 'POD') {
-    throw new StatusError(status.INVALID_ARGUMENT, 'RunPodSandbox: user namespaces are not supported by this runtime (set hostUsers: true)');
-  }
+  const userns = podUserNamespace(ns?.userns_options);
   const namespaces: SandboxRecord['namespaces'] = {
     network: (ns?.network ?? 'POD') as NamespaceModeName,
     pid: (ns?.pid ?? 'POD') as NamespaceModeName,
@@ -53,6 +52,9 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
     if (mode === 'TARGET') throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: ${kind} namespace mode TARGET applies to containers, not sandboxes`);
   }
   const hostNetwork = namespaces.network === 'NODE';
+  if (userns && hostNetwork) {
+    throw new StatusError(status.INVALID_ARGUMENT, 'RunPodSandbox: a pod with its own user namespace cannot use the host network here (user_namespaces_host_network is false)');
+  }
   const hostname = config.hostname || (hostNetwork ? '' : meta.name.slice(0, 63));
   if (hostname.length > 64 || /[\s/]/.test(hostname)) {
     throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: hostname "${hostname}" is not a valid host name (at most 64 characters, no spaces or '/')`);
@@ -80,5 +82,6 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
     ips: [],
     shmMounted: false,
     dnsConfig: { servers: [...(dns?.servers ?? [])], searches: [...(dns?.searches ?? [])], options: [...(dns?.options ?? [])] },
+    ...(userns ? { userns } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import type { PodIdMappings } from '../sandbox/user-namespace.js';
 import type { cri } from '@skiff/proto';
 import type { CniNetworkConfig } from '../cni/config.js';
 import type { PortMapping } from '../cni/cni.js';
@@ -16,6 +17,8 @@ export type ContainerPhase = 'creating' | 'created' | 'running' | 'exited' | 're
 export interface SandboxRecord {
   version: 1;
   id: string;
+  /** The pod's own user namespace (made by its pause process); absent: the host's. */
+  userns?: PodIdMappings;
   phase: SandboxPhase;
   metadata: { name: string; uid: string; namespace: string; attempt: number };
   /** Nanoseconds since the epoch, decimal. */

@@ -1,3 +1,4 @@
+import type { PodIdMappings } from '../sandbox/user-namespace.js';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { ContainerRecord, SandboxRecord } from './records.js';
@@ -20,7 +21,21 @@ export class StateIndex {
   readonly sandboxes = new Map<string, SandboxRecord>();
   readonly containers = new Map<string, ContainerRecord>();
   private readonly podNames = new Map<string, string>();
+  /** User namespace ranges of sandboxes being created, not yet in `sandboxes`. */
+  private readonly usernsCreating = new Map<string, PodIdMappings>();
   private readonly containerNames = new Map<string, string>();
+
+  reserveUserns(id: string, userns: PodIdMappings): void {
+    this.usernsCreating.set(id, userns);
+  }
+
+  releaseUserns(id: string): void {
+    this.usernsCreating.delete(id);
+  }
+
+  usernsInFlight(): { id: string; userns: PodIdMappings }[] {
+    return [...this.usernsCreating].map(([id, userns]) => ({ id, userns }));
+  }
 
   reservePodName(key: string, id: string): void {
     const holder = this.podNames.get(key);

@@ -1,0 +1,119 @@
+/**
+ * Pods with their own user namespace (hostUsers: false): the mapping seen from inside, shared by
+ * the pod's containers, files owned as the container should see them through id-mapped mounts
+ * (nothing chowned), a hostPath written by the container's root owned by the host's, users inside
+ * the namespace, namespaced capabilities, and every refusal.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { callUnary, type cri } from '@skiff/proto';
+import { rejectsWithCode } from './lib/grpc-assert.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+const SIZE = 65536;
+// Far above any real user, and apart for each test process.
+const HOST_BASE = 0x40000000 + (process.pid % 1000) * 4 * SIZE;
+
+let h: RuntimeHarness;
+let pod: Pod;
+let counter = 0;
+let hostDir: string;
+
+function usernsOptions(hostId: number, extra: Partial<cri.UserNamespace> = {}): cri.NamespaceOption {
+  return {
+    userns_options: {
+      mode: 'POD',
+      uids: [{ host_id: hostId, container_id: 0, length: SIZE }],
+      gids: [{ host_id: hostId, container_id: 0, length: SIZE }],
+      ...extra,
+    },
+  };
+}
+
+function usernsPod(hostId: number, extra: Partial<cri.UserNamespace> = {}): Promise<Pod> {
+  return h.runPod({ linux: { security_context: { namespace_options: usernsOptions(hostId, extra) } } });
+}
+
+async function run(name: string, overrides: Partial<cri.ContainerConfig> = {}): Promise<string> {
+  const security = overrides.linux?.security_context ?? {};
+  return h.runContainer(pod, `${name}-${++counter}`, {
+    ...overrides,
+    linux: { ...overrides.linux, security_context: { ...security, namespace_options: usernsOptions(HOST_BASE) } },
+  });
+}
+
+async function sh(id: string, script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return h.exec(id, ['sh', '-c', script]);
+}
+
+before(async () => {
+  h = await startRuntimeHarness();
+  // The pod's root prepares its mounts: the directories above Skiff's root must let it pass.
+  await chmod(h.skiff.dir, 0o711);
+  hostDir = join(h.skiff.dir, 'userns-host-data');
+  await mkdir(hostDir);
+  await chmod(hostDir, 0o777);
+  pod = await usernsPod(HOST_BASE);
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+describe('a pod with its own user namespace', () => {
+  test('its containers share the namespace and see the mapping', async () => {
+    const a = await run('a');
+    const b = await run('b');
+    for (const id of [a, b]) {
+      assert.equal((await sh(id, 'cat /proc/self/uid_map')).stdout.trim().split(/\s+/).join(' '), `0 ${HOST_BASE} ${SIZE}`);
+      assert.equal((await sh(id, 'cat /proc/self/gid_map')).stdout.trim().split(/\s+/).join(' '), `0 ${HOST_BASE} ${SIZE}`);
+    }
+    assert.equal((await sh(a, 'readlink /proc/self/ns/user')).stdout, (await sh(b, 'readlink /proc/self/ns/user')).stdout);
+    const { runtime_handlers } = await callUnary(h.runtime, 'Status', {});
+    assert.ok(runtime_handlers.every((r) => r.features?.user_namespaces === true));
+  });
+
+  test("the image's files look root-owned, the root is the pod's, and a hostPath file written by its root is the host's root's", async () => {
+    const id = await run('files', { mounts: [{ container_path: '/host', host_path: hostDir }] });
+    assert.equal((await sh(id, 'stat -c %u:%g /bin/busybox /etc/passwd /')).stdout, '0:0\n0:0\n0:0\n');
+    assert.equal((await sh(id, 'touch /in-root && echo /etc/hosts: $(stat -c %u /etc/hosts)')).stdout, '/etc/hosts: 0\n');
+    assert.equal((await sh(id, 'echo hi > /host/by-root && stat -c %u /host/by-root')).stdout, '0\n');
+    assert.equal((await stat(join(hostDir, 'by-root'))).uid, 0);
+  });
+
+  test('run_as_user and run_as_group inside the namespace, as outside', async () => {
+    const id = await run('user', {
+      mounts: [{ container_path: '/host', host_path: hostDir }],
+      linux: { security_context: { run_as_user: { value: 1000 }, run_as_group: { value: 2000 }, supplemental_groups: [3000] } },
+    });
+    assert.equal((await sh(id, 'echo "$(id -u) $(id -g) $(id -G)"')).stdout, '1000 2000 2000 3000\n');
+    await sh(id, 'echo hi > /host/by-1000');
+    const st = await stat(join(hostDir, 'by-1000'));
+    assert.deepEqual([st.uid, st.gid], [1000, 2000]);
+  });
+
+  test("its root's capabilities are namespaced: the host's clock stays out of reach", async () => {
+    const id = await run('clock', { linux: { security_context: { capabilities: { add_capabilities: ['SYS_TIME'] } } } });
+    // Setting the clock to what it reads: harmless even if a broken namespace let it through.
+    // busybox's date reports the refusal on stderr but exits 0.
+    const result = await sh(id, 'date -s @$(date +%s)');
+    assert.match(result.stderr, /can't set date: Operation not permitted/);
+  });
+
+  test('every mapping this runtime cannot honour is refused, naming the problem', async () => {
+    const mapping = (host_id: number, container_id = 0, length = SIZE): cri.IDMapping => ({ host_id, container_id, length });
+    const cases: [Partial<cri.UserNamespace>, RegExp][] = [
+      [{ mode: 'CONTAINER' }, /mode CONTAINER/],
+      [{ mode: 'TARGET' }, /mode TARGET/],
+      [{ uids: [mapping(HOST_BASE + SIZE, 0, 10), mapping(HOST_BASE + 2 * SIZE, 10, 10)] }, /exactly one uid mapping/],
+      [{ uids: [mapping(HOST_BASE + SIZE, 1)], gids: [mapping(HOST_BASE + SIZE, 1)] }, /container uid 0 must be mapped/],
+      [{ uids: [mapping(HOST_BASE + SIZE, 0, 0)], gids: [mapping(HOST_BASE + SIZE, 0, 0)] }, /length 0/],
+      [{ uids: [mapping(HOST_BASE + SIZE)], gids: [mapping(HOST_BASE + SIZE, 0, 100)] }, /differ in shape/],
+      [{ uids: [mapping(HOST_BASE + 100)], gids: [mapping(HOST_BASE + 100)] }, new RegExp(`overlap those of pod sandbox ${pod.id}`)],
+    ];
+    for (const [options, message] of cases) await rejectsWithCode(usernsPod(HOST_BASE + SIZE, options), status.INVALID_ARGUMENT, message);
+  });
+});

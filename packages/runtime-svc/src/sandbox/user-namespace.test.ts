@@ -1,0 +1,44 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { cri } from '@skiff/proto';
+import { podUserNamespace, podWithOverlappingIds } from './user-namespace.js';
+
+function userns(mode: string, uids: [number, number, number][], gids = uids): cri.UserNamespace__Output {
+  const mapping = ([host_id, container_id, length]: [number, number, number]) => ({ host_id, container_id, length });
+  return { mode, uids: uids.map(mapping), gids: gids.map(mapping) } as cri.UserNamespace__Output;
+}
+
+describe('pod user namespaces', () => {
+  it('maps container id 0 of a POD namespace; NODE and no options mean the host', () => {
+    assert.deepEqual(podUserNamespace(userns('POD', [[65536, 0, 65536]])), {
+      uid: { containerID: 0, hostID: 65536, size: 65536 },
+      gid: { containerID: 0, hostID: 65536, size: 65536 },
+    });
+    assert.equal(podUserNamespace(userns('NODE', [])), undefined);
+    assert.equal(podUserNamespace(null), undefined);
+  });
+
+  it('refuses every shape this runtime cannot honour, naming it', () => {
+    const cases: [cri.UserNamespace__Output, RegExp][] = [
+      [userns('CONTAINER', [[65536, 0, 65536]]), /mode CONTAINER is not supported/],
+      [userns('TARGET', [[65536, 0, 65536]]), /mode TARGET/],
+      [userns('POD', [[65536, 0, 100], [70000, 100, 100]]), /exactly one uid mapping and one gid mapping/],
+      [userns('POD', [[65536, 1, 65536]]), /container uid 0 must be mapped/],
+      [userns('POD', [[65536, 0, 0]]), /length 0/],
+      [userns('POD', [[65536, 0, 65536]], [[65536, 0, 1000]]), /differ in shape/],
+      [userns('POD', [[4294967000, 0, 65536]]), /goes past the last uid/],
+    ];
+    for (const [options, message] of cases) assert.throws(() => podUserNamespace(options), message);
+  });
+
+  it('finds a pod whose host range overlaps', () => {
+    const mine = podUserNamespace(userns('POD', [[131072, 0, 65536]]))!;
+    const others = [
+      { id: 'host-users' },
+      { id: 'below', userns: podUserNamespace(userns('POD', [[65536, 0, 65536]]))! },
+      { id: 'inside', userns: podUserNamespace(userns('POD', [[196607, 0, 10]]))! },
+    ];
+    assert.equal(podWithOverlappingIds(mine, others.slice(0, 2)), undefined);
+    assert.equal(podWithOverlappingIds(mine, others), 'inside');
+  });
+});
