@@ -228,3 +228,23 @@ describe('recursive read-only mounts', () => {
     }
   });
 });
+
+describe('mount options', () => {
+  test('extra options apply to the bind, and ones runc would ignore are refused', async () => {
+    const dir = join(h.skiff.dir, 'options-source');
+    await mkdir(dir, { recursive: true });
+    await run('cp', ['/bin/busybox', join(dir, 'busybox')]);
+    const id = await h.runContainer(pod, `options-${++counter}`, { mounts: [{ container_path: '/opts', host_path: dir, mount_options: ['noexec', 'nodev'] }] });
+    const exec = await h.exec(id, ['sh', '-c', '/opts/busybox true']);
+    assert.notEqual(exec.code, 0);
+    assert.match(exec.stderr, /Permission denied/);
+    await rejectsWithCode(
+      h.createContainer(pod, `options-bad-${++counter}`, { mounts: [{ container_path: '/opts', host_path: dir, mount_options: ['bogus'] }] }),
+      status.INVALID_ARGUMENT,
+      /mount_options bogus are not supported/,
+    );
+    const { features } = await callUnary(h.runtime, 'Status', {});
+    assert.equal(features?.mount_options, true);
+  });
+});
+

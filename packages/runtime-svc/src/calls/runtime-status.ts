@@ -26,7 +26,7 @@ export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.Status
   const response: cri.StatusResponse = {
     status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, network] },
     runtime_handlers: ctx.handlers.names().map((name) => ({ name, features: { recursive_read_only_mounts: true, user_namespaces: true } })),
-    features: { supplemental_groups_policy: true, user_namespaces_host_network: false, mount_options: false },
+    features: { supplemental_groups_policy: true, user_namespaces_host_network: false, mount_options: true },
   };
   if (request.verbose) {
     response.info = {

@@ -38,7 +38,7 @@ async function deviceOf(node: CdiDeviceNode): Promise<ResolvedDevice> {
   return found;
 }
 
-const FLAGS = new Set(['noexec', 'nosuid', 'nodev'] as const);
+const FLAGS: ReadonlySet<string> = new Set(['noexec', 'nosuid', 'nodev']);
 
 function mountOf(m: CdiMount): BindMountInput {
   const options = m.options ?? [];
@@ -51,7 +51,7 @@ function mountOf(m: CdiMount): BindMountInput {
     hostPath: m.hostPath,
     readonly: options.includes('ro'),
     propagation,
-    flags: options.filter((o): o is 'noexec' | 'nosuid' | 'nodev' => FLAGS.has(o as 'noexec')),
+    options: options.filter((o) => FLAGS.has(o)),
   };
 }
 

@@ -91,7 +91,7 @@ describe('CDI edits', () => {
     ]);
     assert.deepEqual(edits.env, ['VENDOR=example', 'GPU=0', 'GPU=1']);
     assert.deepEqual(edits.devices, [{ device: { type: 'c', path: '/dev/gpu0', major: 1, minor: 3, fileMode: 0o666, uid: 0, gid: 0 }, access: 'rw' }]);
-    assert.deepEqual(edits.mounts, [{ containerPath: '/usr/lib/gpu', hostPath: '/opt/lib', readonly: true, propagation: 'private', flags: ['nosuid'] }]);
+    assert.deepEqual(edits.mounts, [{ containerPath: '/usr/lib/gpu', hostPath: '/opt/lib', readonly: true, propagation: 'private', options: ['nosuid'] }]);
     assert.deepEqual(edits.hooks, { createContainer: [{ path: '/bin/true', args: ['true', 'x'] }] });
     const input = applyCdiEdits({ rootfs: '/r', args: ['sh'], env: ['PATH=/bin', 'GPU=none'], user: { uid: 0, gid: 0, additionalGids: [0] } }, edits);
     assert.deepEqual(input.env, ['PATH=/bin', 'VENDOR=example', 'GPU=0', 'GPU=1']);

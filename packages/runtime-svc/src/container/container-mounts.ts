@@ -5,7 +5,7 @@ import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { SandboxPaths } from '../daemon/paths.js';
 import type { Mount } from '../oci/runtime-spec.js';
-import type { BindMountInput, MountPropagation } from '../oci/spec-builder.js';
+import { BIND_MOUNT_OPTIONS, type BindMountInput, type MountPropagation } from '../oci/spec-builder.js';
 import type { SandboxRecord } from '../state/records.js';
 import { shmMount } from '../sandbox/sandbox-container.js';
 
@@ -30,6 +30,10 @@ export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInp
     if (m.recursive_read_only && (!m.readonly || m.propagation !== 'PROPAGATION_PRIVATE')) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: recursive_read_only needs readonly and private propagation`);
     }
+    const unknown = m.mount_options.filter((o) => !BIND_MOUNT_OPTIONS.has(o));
+    if (unknown.length > 0) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: mount_options ${unknown.join(', ')} are not supported (supported: ${[...BIND_MOUNT_OPTIONS].join(', ')})`);
+    }
     if (m.uidMappings.length > 0 || m.gidMappings.length > 0) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: id-mapped mounts are not supported by this runtime`);
     }
@@ -38,6 +42,7 @@ export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInp
       hostPath: m.host_path,
       readonly: m.readonly,
       recursiveReadonly: m.recursive_read_only,
+      options: [...m.mount_options],
       propagation: PROPAGATION[m.propagation] ?? 'private',
     };
   });

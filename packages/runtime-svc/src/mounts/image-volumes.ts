@@ -84,7 +84,7 @@ export async function mountImageVolumes(
     const target = join(containerDir, 'image-volumes', String(volume.index));
     await fs.mkdir(target, { recursive: true, mode: 0o755 });
     await mountReadonlyOverlay(target, mapLayers ? await mapLayers(lowerDirs) : lowerDirs, join(containerDir, 'empty'));
-    binds.push({ containerPath: volume.containerPath, hostPath: await checkSubPath(target, volume), readonly: true, flags: ['noexec', 'nosuid', 'nodev'] });
+    binds.push({ containerPath: volume.containerPath, hostPath: await checkSubPath(target, volume), readonly: true, options: ['noexec', 'nosuid', 'nodev'] });
   }
   return binds;
 }

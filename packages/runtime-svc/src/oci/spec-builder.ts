@@ -40,8 +40,11 @@ export interface BindMountInput {
   readonly?: boolean;
   /** Read-only submounts too; made before runc runs (see mounts/recursive-readonly.ts). */
   recursiveReadonly?: boolean;
-  /** Restated on the bind so runc's read-only remount keeps them. */
-  flags?: ('noexec' | 'nosuid' | 'nodev')[];
+  /**
+   * Further mount options (BIND_MOUNT_OPTIONS): runc applies them with its remount, so flags a
+   * source has (nosuid, nodev, noexec) are restated here to survive a read-only remount.
+   */
+  options?: string[];
   propagation?: MountPropagation;
 }
 
@@ -149,11 +152,19 @@ function cleanPath(p: string): string {
   return `/${parts.join('/')}`;
 }
 
+/** The options runc 1.1.5 applies to a bind mount (with its remount); anything else would be ignored silently. */
+export const BIND_MOUNT_OPTIONS: ReadonlySet<string> = new Set([
+  'ro', 'rw', 'nosuid', 'suid', 'nodev', 'dev', 'noexec', 'exec', 'sync', 'async', 'dirsync',
+  'noatime', 'atime', 'nodiratime', 'diratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime',
+]);
+
 function bindMount(m: BindMountInput): Mount {
+  const unknown = (m.options ?? []).filter((o) => !BIND_MOUNT_OPTIONS.has(o));
+  if (unknown.length > 0) throw new SpecError(`mount ${m.containerPath}: mount options ${unknown.join(', ')} are not supported for bind mounts (supported: ${[...BIND_MOUNT_OPTIONS].join(', ')})`);
   if (!m.containerPath.startsWith('/')) throw new SpecError(`mount destination "${m.containerPath}" must be an absolute path`);
   if (!m.hostPath.startsWith('/')) throw new SpecError(`mount source "${m.hostPath}" for ${m.containerPath} must be an absolute path`);
   const propagation = m.propagation ?? 'private';
-  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.flags ?? [])];
+  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.options ?? [])];
   return { destination: cleanPath(m.containerPath), type: 'bind', source: m.hostPath, options };
 }
 
