@@ -8,16 +8,17 @@
  *   - RSS (and PSS) of every Skiff daemon (image, runtime, stream, logs) + every conmon with 0, 20 and 2N running pods,
  *     beside the memory floor: four idle bare node processes plus one idle conmon per conmon;
  *   - ListContainers p50/p99 with 500 containers (created, most of them not started), decoded
- *     as any client does and, beside it, left as bytes (server + transport alone).
+ *     as any client does and, beside it, left as bytes (server + transport alone);
+ *   - pod start with a user namespace of its own beside the same pod without one.
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { callUnary } from '@skiff/proto';
+import { callUnary, type cri } from '@skiff/proto';
 import { startRuntimeHarness, removeCgroupTree, type Pod, type RuntimeHarness, listConmonProcesses, makeTempDir } from '@skiff/e2e/lib';
 import { cniAdd, cniDel, createNetns, idleNodeFloor, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runcRunDetached, type Conflist, type NodeFloor } from './floors.js';
 import { median, mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
@@ -27,6 +28,8 @@ const FLOOR_RUNS = 20;
 const NETWORK_RUNS = 10;
 const BATCH = 10;
 const FLOOR_WAVES = 5;
+const USERNS_RUNS = 10;
+const USERNS_SIZE = 65536;
 
 // ---------------------------------------------------------------- listing
 
@@ -136,11 +139,12 @@ interface PodStart {
   steps: [number, number, number];
 }
 
-async function startPod(h: RuntimeHarness): Promise<PodStart> {
+async function startPod(h: RuntimeHarness, namespaces?: cri.NamespaceOption): Promise<PodStart> {
   let pod: Pod | undefined;
   let id = '';
-  const sandbox = await timed(async () => (pod = await h.runPod()));
-  const create = await timed(async () => (id = await h.createContainer(pod!, 'main')));
+  const security = namespaces ? { linux: { security_context: { namespace_options: namespaces } } } : {};
+  const sandbox = await timed(async () => (pod = await h.runPod(security)));
+  const create = await timed(async () => (id = await h.createContainer(pod!, 'main', security)));
   const start = await timed(() => callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }));
   return { pod: pod!, ms: sandbox + create + start, steps: [sandbox, create, start] };
 }
@@ -214,6 +218,19 @@ async function main(): Promise<void> {
       }
     }
 
+    // A pod with its own user namespace beside the same pod without one, alternately.
+    const usernsStarts = { userns: [] as PodStart[], host: [] as PodStart[] };
+    await chmod(h.skiff.dir, 0o711);
+    for (let i = 0; i < USERNS_RUNS; i++) {
+      for (const kind of ['userns', 'host'] as const) {
+        const hostId = 0x40000000 + i * USERNS_SIZE;
+        const mapping = [{ host_id: hostId, container_id: 0, length: USERNS_SIZE }];
+        const started = await startPod(h, kind === 'userns' ? { userns_options: { mode: 'POD', uids: mapping, gids: mapping } } : undefined);
+        usernsStarts[kind].push(started);
+        await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: started.pod.id }, { timeoutMs: 60_000 });
+      }
+    }
+
     const idleNode = await idleNodeFloor();
     const memIdle = await memory(h);
     const pods: Pod[] = [];
@@ -282,6 +299,14 @@ async function main(): Promise<void> {
       [`  wall time per wave of ${BATCH} (median)`, ms(median(waves))],
       [`  wall time / (floor ${BATCH} at once, per wave)`, (median(waves) / floorWall).toFixed(2)],
       [`  pods per second, ${BATCH} at once`, (BATCH / (median(waves) / 1000)).toFixed(1)],
+    ]);
+    const usernsP50 = median(usernsStarts.userns.map((s) => s.ms));
+    const hostP50 = median(usernsStarts.host.map((s) => s.ms));
+    printTable(`User namespaces: pod start with hostUsers: false beside the same pod without (${USERNS_RUNS} each, alternately; target: at most 20 ms more at p50)`, [
+      ['p50 with its own user namespace / without', `${ms(usernsP50)} / ${ms(hostP50)}`],
+      ['  difference', ms(usernsP50 - hostP50)],
+      stepRow('  steps with (median)', usernsStarts.userns),
+      stepRow('  steps without (median)', usernsStarts.host),
     ]);
     printTable('Memory: every Skiff daemon + every conmon (target < 250 MB RSS at 100 pods)', [
       [`idle node (node -e '${IDLE_NODE_SCRIPT}'), same binary`, `${mib(idleNode.rss)} RSS; PSS ${mib(idleNode.pss)}`],

@@ -6,12 +6,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 const SIZE = 65536;
 // Far above any real user, and apart for each test process.
@@ -116,4 +116,25 @@ describe('a pod with its own user namespace', () => {
     ];
     for (const [options, message] of cases) await rejectsWithCode(usernsPod(HOST_BASE + SIZE, options), status.INVALID_ARGUMENT, message);
   });
+
+  test('runtime-svc killed while it makes id-mapped mounts leaves none behind once it is back', async () => {
+    const idmappedMounts = async (): Promise<string[]> =>
+      (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(h.skiff.root) && l.includes('/idmapped/'));
+    for (const delayMs of [30, 80, 150, 250]) {
+      const pid = (await h.skiff.servicePid('runtime-svc'))!;
+      const create = run(`killed-${delayMs}`).then(
+        () => undefined,
+        () => undefined,
+      );
+      await new Promise((r) => setTimeout(r, delayMs));
+      process.kill(pid, 'SIGKILL');
+      await create;
+      await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+      await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+      const { containers } = await callUnary(h.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
+      const stray = (await idmappedMounts()).filter((line) => !containers.some((c) => line.includes(`/${c.id}/`)));
+      assert.deepEqual(stray, [], `after a SIGKILL ${delayMs} ms into CreateContainer`);
+    }
+  });
 });
+
