@@ -4,7 +4,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { callUnary } from '@skiff/proto';
@@ -127,6 +127,8 @@ describe('documented configuration keys take effect', { timeout: 180_000 }, () =
     const logsPid = await skiff.servicePid('logs-svc');
     assert.ok(logsPid, 'logs-svc runs');
     const socket = join(skiff.runDir, 'logs-internal.sock');
+    // skiff up answers once image-svc and runtime-svc do; logs-svc may still be binding its socket.
+    for (const deadline = Date.now() + 30_000; !existsSync(socket) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
     const id = 'f'.repeat(64);
     const track = await post(socket, logsContainerPath(id), { logPath: join(skiff.dir, 'flush-test', 'c.log') });
     assert.equal(track.status, 204, track.text);

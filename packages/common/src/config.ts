@@ -40,6 +40,8 @@ export interface RuntimeServiceConfig {
   /** The first network configuration here (by name) is the pods' network. */
   cni_conf_dir: string;
   cni_bin_dirs: string[];
+  /** Events a GetContainerEvents client may fall behind by before its stream is ended. */
+  event_backlog: number;
   /** Where CDI spec files are read from; a later directory's devices override an earlier one's. */
   cdi_spec_dirs: string[];
   /** Cgroup parent of pods whose configuration names none. */
@@ -120,6 +122,7 @@ export function defaultConfig(): SkiffConfig {
       cni_conf_dir: '/etc/cni/net.d',
       cni_bin_dirs: ['/opt/cni/bin', '/usr/lib/cni'],
       cdi_spec_dirs: ['/etc/cdi', '/var/run/cdi'],
+      event_backlog: 4096,
       cgroup_parent: '/skiff',
       handlers: [],
     },
@@ -173,6 +176,7 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
   if (!Array.isArray(runtime.cni_bin_dirs) || !runtime.cni_bin_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cni_bin_dirs" must be a list of absolute paths');
   }
+  if (!Number.isInteger(runtime.event_backlog) || runtime.event_backlog < 1) throw new ConfigError('"runtime.event_backlog" must be a positive integer');
   if (!Array.isArray(runtime.cdi_spec_dirs) || !runtime.cdi_spec_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cdi_spec_dirs" must be a list of absolute paths');
   }

@@ -1,3 +1,4 @@
+import { getContainerEventsCall } from './calls/container-events-get.js';
 import { batchedStreamCall, unaryCall, type Logger } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { attachCall } from './calls/attach.js';
@@ -109,7 +110,7 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
     CheckpointContainer: notImplemented('CheckpointContainer'),
     CheckpointPod: notImplemented('CheckpointPod'),
     RestorePod: notImplemented('RestorePod'),
-    GetContainerEvents: notImplementedStream('GetContainerEvents'),
+    GetContainerEvents: getContainerEventsCall(ctx, log),
     ListMetricDescriptors: notImplemented('ListMetricDescriptors'),
     ListPodSandboxMetrics: notImplemented('ListPodSandboxMetrics'),
     StreamPodSandboxMetrics: notImplementedStream('StreamPodSandboxMetrics'),

@@ -252,6 +252,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       rec.phase = 'created';
       await ctx.records.saveContainer(rec);
       ctx.state.containers.set(id, rec);
+      ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
       timer.mark('record');
       timer.done();
       ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');

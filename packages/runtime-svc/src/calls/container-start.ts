@@ -38,11 +38,13 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       rec.reason = 'StartError';
       rec.message = errorMessage(err);
       await ctx.records.saveContainer(rec);
+      ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
       throw new StatusError(status.INTERNAL, `container ${rec.id} could not be started: ${errorMessage(err)}`);
     }
     rec.phase = 'running';
     rec.startedAt = nowNanos();
     await ctx.records.saveContainer(rec);
+    ctx.events.container(rec, 'CONTAINER_STARTED_EVENT');
     timer.mark('record');
     timer.done();
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');

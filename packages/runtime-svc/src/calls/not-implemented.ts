@@ -1,5 +1,5 @@
 // CRI RuntimeService calls this runtime does not implement: CheckpointContainer, CheckpointPod, RestorePod,
-// GetContainerEvents, ListMetricDescriptors, ListPodSandboxMetrics, StreamPodSandboxMetrics
+// ListMetricDescriptors, ListPodSandboxMetrics, StreamPodSandboxMetrics
 import { status, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
 
 /** A unary call answered with Unimplemented. */

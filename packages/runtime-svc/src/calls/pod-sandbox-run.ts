@@ -100,6 +100,8 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
     ctx.state.sandboxes.set(id, rec);
+    ctx.events.sandbox(rec, 'CONTAINER_CREATED_EVENT');
+    ctx.events.sandbox(rec, 'CONTAINER_STARTED_EVENT');
     ctx.state.releaseUserns(id);
     timer.mark('record');
     timer.done();

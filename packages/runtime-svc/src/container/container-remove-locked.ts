@@ -21,5 +21,6 @@ export async function removeContainerLocked(ctx: RuntimeContext, rec: ContainerR
   timer.done();
   ctx.state.containers.delete(rec.id);
   ctx.state.releaseContainerName(rec.nameKey, rec.id);
+  ctx.events.container(rec, 'CONTAINER_DELETED_EVENT');
   ctx.log.info({ container: rec.id, name: rec.fullName }, 'container removed');
 }

@@ -82,5 +82,6 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   rec.reason = exitReason(exit.code, oom);
   if (message) rec.message = message;
   await ctx.records.saveContainer(rec);
+  ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
   return rec;
 }

@@ -1,3 +1,4 @@
+import type { ContainerEvents } from '../events/container-events.js';
 import type { CdiRegistry } from '../cdi/cdi-registry.js';
 import type { Logger, SkiffConfig } from '@skiff/common';
 import type { ImageStore } from '@skiff/image-store';
@@ -30,6 +31,8 @@ export interface RuntimeContext {
   cdi: CdiRegistry;
   records: RecordStore;
   state: StateIndex;
+  /** What GetContainerEvents streams. */
+  events: ContainerEvents;
   /** Per sandbox / container id. Take a sandbox's lock before any of its containers'. */
   locks: KeyedMutex;
   network: NetworkSettings;

@@ -1,3 +1,5 @@
+import { watchContainerExits } from '../events/exit-watcher.js';
+import { ContainerEvents } from '../events/container-events.js';
 import { CdiRegistry } from '../cdi/cdi-registry.js';
 import { promises as fs, readFileSync } from 'node:fs';
 import { ensureJournald, type Logger, type SkiffConfig, errorMessage } from '@skiff/common';
@@ -53,6 +55,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
   }
   const records = new RecordStore(paths);
   await records.init();
+  const state = new StateIndex();
   const ctx: RuntimeContext = {
     config: o.config,
     log: o.log,
@@ -65,12 +68,14 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     images: o.images,
     cdi: new CdiRegistry(runtime.cdi_spec_dirs),
     records,
-    state: new StateIndex(),
+    state,
+    events: new ContainerEvents(state, runtime.event_backlog),
     locks: new KeyedMutex(),
     network: await NetworkSettings.load(paths.runtimeConfigFile),
     journald,
     runtimeVersion: packageVersion(),
   };
   const recovery = await recoverState(ctx);
+  watchContainerExits(ctx);
   return { ctx, recovery };
 }

@@ -27,5 +27,6 @@ export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRe
   timer.done();
   ctx.state.sandboxes.delete(rec.id);
   ctx.state.releasePodName(podNameKey(rec.metadata), rec.id);
+  ctx.events.sandbox(rec, 'CONTAINER_DELETED_EVENT');
   ctx.log.info({ sandbox: rec.id }, 'pod sandbox removed');
 }

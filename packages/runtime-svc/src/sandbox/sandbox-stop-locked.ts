@@ -46,5 +46,8 @@ export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxReco
   await ctx.records.saveSandbox(rec);
   timer.mark('record');
   timer.done();
-  if (!wasStopped) ctx.log.info({ sandbox: rec.id }, 'pod sandbox stopped');
+  if (!wasStopped) {
+    ctx.events.sandbox(rec, 'CONTAINER_STOPPED_EVENT');
+    ctx.log.info({ sandbox: rec.id }, 'pod sandbox stopped');
+  }
 }

@@ -1,0 +1,148 @@
+/**
+ * GetContainerEvents as the kubelet's evented PLEG reads it: every transition of a pod sandbox and
+ * its containers in order, each with the pod's status and its containers' statuses; exits by a
+ * SIGKILL from outside and by the OOM killer reported without anyone asking; several subscribers.
+ * (A subscriber that stops reading is cut off past its backlog: see events/event-bus.test.ts.)
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClientReadableStream, ServiceError } from '@grpc/grpc-js';
+import { callUnary, type cri } from '@skiff/proto';
+import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
+
+let h: RuntimeHarness;
+
+before(async () => {
+  h = await startRuntimeHarness();
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+/** A subscription that collects every event; `next` waits for one matching. */
+class Events {
+  readonly seen: cri.ContainerEventResponse__Output[] = [];
+  readonly stream: ClientReadableStream<cri.ContainerEventResponse__Output>;
+  ended: ServiceError | undefined;
+  private waiters: (() => void)[] = [];
+
+  constructor() {
+    this.stream = h.runtime.GetContainerEvents({});
+    this.stream.on('data', (e: cri.ContainerEventResponse__Output) => {
+      this.seen.push(e);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.stream.on('error', (err: ServiceError) => {
+      this.ended = err;
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  async next(id: string, type: string, timeoutMs = 30_000): Promise<cri.ContainerEventResponse__Output> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.seen.find((e) => e.container_id === id && e.container_event_type === type);
+      if (found) return found;
+      if (this.ended) throw new Error(`the stream ended: ${this.ended.message}`);
+      if (Date.now() > deadline) throw new Error(`no ${type} for ${id} within ${timeoutMs} ms; saw ${JSON.stringify(this.seen.map((e) => [e.container_id.slice(0, 8), e.container_event_type]))}`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+
+  typesOf(id: string): string[] {
+    return this.seen.filter((e) => e.container_id === id).map((e) => e.container_event_type);
+  }
+
+  close(): void {
+    this.stream.cancel();
+  }
+}
+
+/** Waits until the server has the subscription: a Version round trip after the call started is not enough, so an event proves it. */
+async function subscribed(events: Events): Promise<void> {
+  const probe = await h.runPod();
+  await events.next(probe.id, 'CONTAINER_STARTED_EVENT');
+  await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: probe.id }, { timeoutMs: 60_000 });
+}
+
+describe('GetContainerEvents', () => {
+  test('every transition of a pod and its container, in order, with the statuses the kubelet reads', async () => {
+    const events = new Events();
+    try {
+      await subscribed(events);
+      const pod = await h.runPod();
+      const id = await h.runContainer(pod, 'events', { command: ['sh', '-c', 'sleep 1; exit 3'] });
+      const stopped = await events.next(id, 'CONTAINER_STOPPED_EVENT');
+      assert.equal(stopped.pod_sandbox_status?.id, pod.id);
+      assert.deepEqual(
+        stopped.containers_statuses.map((s) => [s.id, s.state, s.exit_code]),
+        [[id, 'CONTAINER_EXITED', 3]],
+      );
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+      await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+      await events.next(pod.id, 'CONTAINER_DELETED_EVENT');
+
+      assert.deepEqual(events.typesOf(id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
+      assert.deepEqual(events.typesOf(pod.id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
+      const started = events.seen.find((e) => e.container_id === id && e.container_event_type === 'CONTAINER_STARTED_EVENT')!;
+      assert.equal(started.pod_sandbox_status?.state, 'SANDBOX_READY');
+      assert.ok(BigInt(started.created_at) > 0n);
+    } finally {
+      events.close();
+    }
+  });
+
+  test('an exit by SIGKILL from outside and one by the OOM killer are streamed without anyone asking', async () => {
+    const events = new Events();
+    try {
+      await subscribed(events);
+      const pod = await h.runPod();
+      const killed = await h.runContainer(pod, 'killed');
+      const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: killed, verbose: true }, { timeoutMs: 10_000 });
+      process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGKILL');
+      const stopped = await events.next(killed, 'CONTAINER_STOPPED_EVENT');
+      assert.deepEqual(stopped.containers_statuses.filter((s) => s.id === killed).map((s) => [s.state, s.exit_code]), [['CONTAINER_EXITED', 137]]);
+
+      const hungry = await h.runContainer(pod, 'hungry', {
+        command: ['sh', '-c', 'tail /dev/zero'],
+        linux: { resources: { memory_limit_in_bytes: 16 * 1024 * 1024 } },
+      });
+      const oom = await events.next(hungry, 'CONTAINER_STOPPED_EVENT');
+      assert.equal(oom.containers_statuses.find((s) => s.id === hungry)?.reason, 'OOMKilled');
+    } finally {
+      events.close();
+    }
+  });
+
+  test('two subscribers each get every event, in order', async () => {
+    const first = new Events();
+    const second = new Events();
+    try {
+      await subscribed(first);
+      await second.next(first.seen[0]!.container_id, 'CONTAINER_STARTED_EVENT');
+      const pod = await h.runPod();
+      const made: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        made.push(await h.createContainer(pod, `churn-${i}`, { command: ['true'] }));
+        await callUnary(h.runtime, 'RemoveContainer', { container_id: made[i]! }, { timeoutMs: 60_000 });
+      }
+      const orders = [];
+      for (const events of [first, second]) {
+        await events.next(made[4]!, 'CONTAINER_DELETED_EVENT');
+        orders.push(events.seen.filter((e) => made.includes(e.container_id)).map((e) => [e.container_id, e.container_event_type]));
+        // A created container that is removed is stopped (killed) first.
+        for (const id of made) assert.deepEqual(events.typesOf(id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
+      }
+      assert.deepEqual(orders[0], orders[1]);
+      assert.deepEqual(orders[0]!.map(([id]) => id), made.flatMap((id) => [id, id, id]));
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+});
