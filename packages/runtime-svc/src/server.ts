@@ -1,3 +1,6 @@
+import { listMetricDescriptorsCall } from './calls/metric-descriptors-list.js';
+import { listPodSandboxMetricsCall } from './calls/pod-sandbox-metrics-list.js';
+import { streamPodSandboxMetricsCall } from './calls/pod-sandbox-metrics-stream.js';
 import { getContainerEventsCall } from './calls/container-events-get.js';
 import { batchedStreamCall, unaryCall, type Logger } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -14,7 +17,7 @@ import { stopContainerCall } from './calls/container-stop.js';
 import { updateContainerResourcesCall } from './calls/container-update-resources.js';
 import { execCall } from './calls/exec.js';
 import { execSyncCall } from './calls/exec-sync.js';
-import { notImplemented, notImplementedStream } from './calls/not-implemented.js';
+import { notImplemented } from './calls/not-implemented.js';
 import { listPodSandboxCall, streamPodSandboxesCall } from './calls/pod-sandbox-list.js';
 import { removePodSandboxCall } from './calls/pod-sandbox-remove.js';
 import { runPodSandboxCall } from './calls/pod-sandbox-run.js';
@@ -111,8 +114,13 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
     CheckpointPod: notImplemented('CheckpointPod'),
     RestorePod: notImplemented('RestorePod'),
     GetContainerEvents: getContainerEventsCall(ctx, log),
-    ListMetricDescriptors: notImplemented('ListMetricDescriptors'),
-    ListPodSandboxMetrics: notImplemented('ListPodSandboxMetrics'),
-    StreamPodSandboxMetrics: notImplementedStream('StreamPodSandboxMetrics'),
+    ListMetricDescriptors: unary(log, 'ListMetricDescriptors', () => listMetricDescriptorsCall()),
+    ListPodSandboxMetrics: unary(log, 'ListPodSandboxMetrics', () => listPodSandboxMetricsCall(ctx, stats)),
+    StreamPodSandboxMetrics: batched(
+      log,
+      'StreamPodSandboxMetrics',
+      () => streamPodSandboxMetricsCall(ctx, stats),
+      (pod_sandbox_metrics): cri.StreamPodSandboxMetricsResponse => ({ pod_sandbox_metrics }),
+    ),
   };
 }

@@ -42,16 +42,21 @@ async function readFlatKeyed(path: string): Promise<Map<string, number>> {
   return parseFlatKeyed(await fs.readFile(path, 'utf8').catch(() => ''));
 }
 
+/** The directory of a process's cgroup under a controller's mount ("" for cgroup v2), when both are known. */
+export function cgroupDirOf(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): (controller: string) => string | undefined {
+  return (controller) => {
+    const path = cgroups.get(controller);
+    const mount = mounts.get(controller);
+    return path !== undefined && mount !== undefined ? join(mount, path) : undefined;
+  };
+}
+
 /**
  * Reads a cgroup's CPU, memory and pid counters. `cgroups` maps controllers to the cgroup's path
  * (as in /proc/<pid>/cgroup; "" for cgroup v2), `mounts` maps them to where they are mounted.
  */
 export async function readCgroupSample(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): Promise<CgroupSample> {
-  const dirOf = (controller: string): string | undefined => {
-    const path = cgroups.get(controller);
-    const mount = mounts.get(controller);
-    return path !== undefined && mount !== undefined ? join(mount, path) : undefined;
-  };
+  const dirOf = cgroupDirOf(cgroups, mounts);
   const sample: CgroupSample = {};
   const cpuacct = dirOf('cpuacct');
   const memory = dirOf('memory');

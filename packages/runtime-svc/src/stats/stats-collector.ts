@@ -7,7 +7,8 @@ import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache } from './disk-usage.js';
 import { nowNanos } from '../util/time.js';
 import { readCgroupSample, sumSamples, type CgroupSample } from './cgroup-stats.js';
-import { parseNetDev } from './net-dev.js';
+import { parseNetDev, type InterfaceCounters } from './net-dev.js';
+import { readCgroupDetail, type CgroupDetail } from './cgroup-detail.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
   return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
@@ -62,6 +63,27 @@ export class StatsCollector {
     };
   }
 
+  /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
+  async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
+    const live = rec.phase === 'running' || rec.phase === 'created';
+    const cgroups = live ? await this.cgroupsOf(rec.pid) : undefined;
+    this.mounts ??= cgroupMounts();
+    const mounts = await this.mounts;
+    const [sample, detail, layer] = await Promise.all([
+      cgroups ? readCgroupSample(cgroups, mounts) : {},
+      cgroups ? readCgroupDetail(cgroups, mounts) : {},
+      this.disk.get(this.ctx.paths.container(rec.id).upper),
+    ]);
+    return { sample, detail, layer };
+  }
+
+  /** The interfaces of a pod's own network namespace (none on the host network), through its pause process. */
+  async podInterfaces(rec: SandboxRecord): Promise<InterfaceCounters[]> {
+    if (rec.namespaces.network === 'NODE' || rec.phase !== 'ready' || rec.pid === undefined) return [];
+    const text = await fs.readFile(`/proc/${rec.pid}/net/dev`, 'utf8').catch(() => undefined);
+    return text === undefined ? [] : parseNetDev(text);
+  }
+
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
     return rec.phase === 'running' || rec.phase === 'created' ? this.sampleOf(await this.cgroupsOf(rec.pid)) : {};
   }
@@ -97,19 +119,17 @@ export class StatsCollector {
       process: { timestamp: at, process_count: u64(sample.pids) },
       containers: containerStats,
     };
-    if (rec.namespaces.network !== 'NODE' && rec.phase === 'ready' && rec.pid !== undefined) {
-      const text = await fs.readFile(`/proc/${rec.pid}/net/dev`, 'utf8').catch(() => undefined);
-      if (text !== undefined) {
-        const counters = parseNetDev(text).map((c) => ({
-          name: c.name,
-          rx_bytes: u64(c.rxBytes),
-          rx_errors: u64(c.rxErrors),
-          tx_bytes: u64(c.txBytes),
-          tx_errors: u64(c.txErrors),
-        }));
-        const primary = counters.find((c) => c.name === 'eth0') ?? counters[0] ?? null;
-        linux.network = { timestamp: at, default_interface: primary, interfaces: counters.filter((c) => c !== primary) };
-      }
+    const interfaces = await this.podInterfaces(rec);
+    if (interfaces.length > 0) {
+      const counters = interfaces.map((c) => ({
+        name: c.name,
+        rx_bytes: u64(c.rxBytes),
+        rx_errors: u64(c.rxErrors),
+        tx_bytes: u64(c.txBytes),
+        tx_errors: u64(c.txErrors),
+      }));
+      const primary = counters.find((c) => c.name === 'eth0') ?? counters[0] ?? null;
+      linux.network = { timestamp: at, default_interface: primary, interfaces: counters.filter((c) => c !== primary) };
     }
     return { attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations }, linux };
   }

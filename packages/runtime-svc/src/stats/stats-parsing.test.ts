@@ -17,6 +17,8 @@ describe('stats parsing', () => {
       '    lo:     100       1    0    0    0     0          0         0      100       1    0    0    0     0       0          0',
       '  eth0:    1234      10    2    0    0     0          0         0     5678      20    3    0    0     0       0          0',
     ].join('\n');
-    assert.deepEqual(parseNetDev(text), [{ name: 'eth0', rxBytes: 1234, rxErrors: 2, txBytes: 5678, txErrors: 3 }]);
+    assert.deepEqual(parseNetDev(text), [
+      { name: 'eth0', rxBytes: 1234, rxPackets: 10, rxErrors: 2, rxDropped: 0, txBytes: 5678, txPackets: 20, txErrors: 3, txDropped: 0 },
+    ]);
   });
 });

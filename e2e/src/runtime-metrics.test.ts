@@ -1,0 +1,86 @@
+/**
+ * The cAdvisor metrics through ListMetricDescriptors, ListPodSandboxMetrics and
+ * StreamPodSandboxMetrics: every family present, with sane values, for a busy, throttled
+ * container that writes to its writable layer, in a pod that sends and receives packets.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { callUnary, type cri } from '@skiff/proto';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+let h: RuntimeHarness;
+let pod: Pod;
+let busy: string;
+
+before(async () => {
+  h = await startRuntimeHarness();
+  pod = await h.runPod();
+  busy = await h.runContainer(pod, 'busy', {
+    command: ['sh', '-c', 'dd if=/dev/zero of=/written bs=1M count=8 2>/dev/null; while :; do :; done'],
+    linux: { resources: { cpu_period: 100000, cpu_quota: 50000, cpu_shares: 512, memory_limit_in_bytes: 256 * 1024 * 1024 } },
+  });
+  // Packets both ways on the pod's interface: the bridge's gateway answers pings.
+  const gateway = (await h.podIp(pod)).replace(/\.\d+$/, '.1');
+  await h.runContainer(pod, 'pinger', { command: ['ping', '-c', '30', '-i', '0.1', gateway] });
+  // Long enough for a second of CPU at half a core, and for the pings.
+  await new Promise((r) => setTimeout(r, 3500));
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+function valueOf(metrics: cri.Metric__Output[], name: string, match: (labels: string[]) => boolean = () => true): number {
+  const found = metrics.filter((m) => m.name === name && match(m.label_values));
+  assert.ok(found.length > 0, `${name} is reported`);
+  return Number(found[0]!.value?.value);
+}
+
+describe('pod and container metrics', () => {
+  test('every family, described and reported with sane values', async () => {
+    const { descriptors } = await callUnary(h.runtime, 'ListMetricDescriptors', {});
+    const described = new Map(descriptors.map((d) => [d.name, d.label_keys]));
+    const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
+    const mine = pod_metrics.find((p) => p.pod_sandbox_id === pod.id);
+    assert.ok(mine, 'the pod is reported');
+    const container = mine.container_metrics.find((c) => c.container_id === busy)!.metrics;
+
+    for (const m of [...mine.metrics, ...container]) {
+      assert.equal(m.label_values.length, described.get(m.name)?.length, `${m.name} has its described labels`);
+    }
+    const reported = new Set([...mine.metrics, ...container].map((m) => m.name));
+    assert.deepEqual([...described.keys()].filter((name) => !reported.has(name)), [], 'every described family is reported');
+
+    assert.ok(valueOf(container, 'container_cpu_usage_seconds_total') >= 1);
+    assert.ok(valueOf(container, 'container_cpu_user_seconds_total') + valueOf(container, 'container_cpu_system_seconds_total') >= 1);
+    assert.ok(valueOf(container, 'container_cpu_cfs_periods_total') > 10);
+    assert.ok(valueOf(container, 'container_cpu_cfs_throttled_periods_total') > 0, 'a busy loop at half a core is throttled');
+    assert.ok(valueOf(container, 'container_memory_usage_bytes') > 0);
+    assert.ok(valueOf(container, 'container_memory_working_set_bytes') > 0);
+    assert.ok(valueOf(container, 'container_memory_cache') > 0);
+    assert.ok(valueOf(container, 'container_memory_failures_total', (l) => l.at(-2) === 'pgfault' && l.at(-1) === 'container') > 0);
+    assert.equal(valueOf(container, 'container_oom_events_total'), 0);
+    assert.ok(valueOf(container, 'container_fs_usage_bytes') >= 8 * 1024 * 1024, 'the 8 MiB written to the writable layer');
+    assert.ok(valueOf(container, 'container_processes') >= 1);
+    assert.ok(valueOf(container, 'container_threads') >= 1);
+    assert.equal(valueOf(container, 'container_spec_cpu_quota'), 50000);
+    assert.equal(valueOf(container, 'container_spec_cpu_period'), 100000);
+    assert.equal(valueOf(container, 'container_spec_cpu_shares'), 512);
+    assert.equal(valueOf(container, 'container_spec_memory_limit_bytes'), 256 * 1024 * 1024);
+    const labels = container.find((m) => m.name === 'container_cpu_usage_seconds_total')!.label_values;
+    assert.deepEqual([labels[0], labels[1], labels[4], labels[5]], ['busy', busy, pod.config.metadata!.namespace, pod.config.metadata!.name]);
+
+    const eth0 = (l: string[]): boolean => l.at(-1) === 'eth0';
+    for (const name of ['container_network_receive_packets_total', 'container_network_transmit_packets_total', 'container_network_receive_bytes_total', 'container_network_transmit_bytes_total']) {
+      assert.ok(valueOf(mine.metrics, name, eth0) >= 10, `${name} counts the pings`);
+    }
+    assert.equal(valueOf(mine.metrics, 'container_network_receive_errors_total', eth0), 0);
+  });
+
+  test('StreamPodSandboxMetrics gives the same pods', async () => {
+    const stream = h.runtime.StreamPodSandboxMetrics({});
+    const ids: string[] = [];
+    for await (const batch of stream as AsyncIterable<cri.StreamPodSandboxMetricsResponse__Output>) ids.push(...batch.pod_sandbox_metrics.map((p) => p.pod_sandbox_id));
+    assert.ok(ids.includes(pod.id));
+  });
+});
