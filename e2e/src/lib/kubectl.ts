@@ -12,13 +12,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { debianBinary } from './debian-binary.js';
 
 const run = promisify(execFile);
-const CACHE_DIR = '/var/cache/skiff-test';
-const DEBIAN_PACKAGE = 'kubernetes-client';
 
 export interface Kubectl {
   path: string;
@@ -33,42 +30,8 @@ async function clientMinor(path: string): Promise<number> {
   return Number(m[1]);
 }
 
-/** `apt-get download` into `dir`; the package lists are refreshed only when the first try fails. */
-async function downloadPackage(dir: string): Promise<string> {
-  try {
-    await run('apt-get', ['download', DEBIAN_PACKAGE], { cwd: dir, timeout: 300_000 });
-  } catch {
-    await run('apt-get', ['update'], { timeout: 300_000 });
-    await run('apt-get', ['download', DEBIAN_PACKAGE], { cwd: dir, timeout: 300_000 });
-  }
-  const deb = (await readdir(dir)).find((n) => n.startsWith(`${DEBIAN_PACKAGE}_`) && n.endsWith('.deb'));
-  if (!deb) throw new Error(`apt-get download ${DEBIAN_PACKAGE} left no .deb in ${dir}`);
-  return join(dir, deb);
-}
-
-let unpacked: Promise<string> | undefined;
-
-/** Unpacks the package once per machine; concurrent runs each unpack apart and the first rename wins. */
-async function unpackDebianKubectl(): Promise<string> {
-  const root = join(CACHE_DIR, DEBIAN_PACKAGE);
-  const binary = join(root, 'usr', 'bin', 'kubectl');
-  if (existsSync(binary)) return binary;
-  await mkdir(CACHE_DIR, { recursive: true, mode: 0o755 });
-  const work = await mkdtemp(join(CACHE_DIR, `${DEBIAN_PACKAGE}-`));
-  try {
-    const deb = await downloadPackage(work);
-    await run('dpkg-deb', ['-x', deb, join(work, 'root')], { timeout: 120_000 });
-    await rename(join(work, 'root'), root).catch((err: NodeJS.ErrnoException) => {
-      if (!existsSync(binary)) throw err;
-    });
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  return binary;
-}
-
 export async function spdyKubectl(): Promise<Kubectl> {
-  const path = process.env['SKIFF_TEST_KUBECTL'] || (await (unpacked ??= unpackDebianKubectl()));
+  const path = process.env['SKIFF_TEST_KUBECTL'] || (await debianBinary('kubernetes-client', 'usr/bin/kubectl'));
   const minor = await clientMinor(path);
   // From 1.30 on kubectl speaks WebSocket for exec and attach.
   if (minor >= 30) throw new Error(`${path} is kubectl 1.${minor}, which does not speak SPDY for exec`);

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { LogLevel } from './logger.js';
+import { parseMetricsAddress } from './metrics/metrics-server.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/skiff/skiff.toml';
 
@@ -21,6 +22,8 @@ export interface ImageServiceConfig {
   max_pax_header_bytes: number;
   /** Free space kept on the image store's filesystem: a layer that would take it is refused. */
   min_free_bytes: number;
+  /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
+  metrics_address: string;
 }
 
 /** A RuntimeClass handler: an OCI runtime with runc's command line (runc, crun, ...). */
@@ -47,6 +50,8 @@ export interface RuntimeServiceConfig {
   /** Cgroup parent of pods whose configuration names none. */
   cgroup_parent: string;
   handlers: RuntimeHandlerConfig[];
+  /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
+  metrics_address: string;
 }
 
 export interface StreamServiceConfig {
@@ -64,6 +69,8 @@ export interface StreamServiceConfig {
   max_streams_per_session: number;
   /** Forwarded TCP connections at once in one port-forward session; more fail on their error stream. */
   max_port_forward_connections: number;
+  /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
+  metrics_address: string;
 }
 
 export interface LogsServiceConfig {
@@ -75,6 +82,8 @@ export interface LogsServiceConfig {
   journalctl: string;
   /** Longest wait for a flush or a log reopen to see its barrier come back from the journal ("5s"). */
   flush_timeout: string;
+  /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
+  metrics_address: string;
 }
 
 export interface SkiffConfig {
@@ -85,6 +94,8 @@ export interface SkiffConfig {
   log_level: LogLevel;
   /** Where `skiff up --detach` writes the services' logs. */
   log_file: string;
+  /** Where `skiff up` serves its own Prometheus metrics (service restarts), host:port; "" switches them off. */
+  metrics_address: string;
   image: ImageServiceConfig;
   runtime: RuntimeServiceConfig;
   stream: StreamServiceConfig;
@@ -104,6 +115,7 @@ export function defaultConfig(): SkiffConfig {
     run_dir: '/run/skiff',
     log_level: 'info',
     log_file: '/var/log/skiff/skiff.log',
+    metrics_address: '127.0.0.1:9705',
     image: {
       socket: '/run/skiff/image.sock',
       registries_config: '/etc/containers/registries.conf',
@@ -113,6 +125,7 @@ export function defaultConfig(): SkiffConfig {
       max_layer_entries: 1_000_000,
       max_pax_header_bytes: 1024 * 1024,
       min_free_bytes: 1024 ** 3,
+      metrics_address: '127.0.0.1:9701',
     },
     runtime: {
       socket: '/run/skiff/runtime.sock',
@@ -125,6 +138,7 @@ export function defaultConfig(): SkiffConfig {
       event_backlog: 4096,
       cgroup_parent: '/skiff',
       handlers: [],
+      metrics_address: '127.0.0.1:9702',
     },
     stream: {
       address: '127.0.0.1',
@@ -134,12 +148,14 @@ export function defaultConfig(): SkiffConfig {
       max_connections: 1024,
       max_streams_per_session: 512,
       max_port_forward_connections: 128,
+      metrics_address: '127.0.0.1:9703',
     },
     logs: {
       internal_socket: '/run/skiff/logs-internal.sock',
       state_dir: '/var/lib/skiff/logs',
       journalctl: '/usr/bin/journalctl',
       flush_timeout: '5s',
+      metrics_address: '127.0.0.1:9704',
     },
   };
 }
@@ -256,6 +272,22 @@ function validate(config: SkiffConfig): void {
   }
   validateRuntime(config.runtime);
   validateStream(config.stream);
+  for (const [key, value] of [
+    ['metrics_address', config.metrics_address],
+    ['image.metrics_address', config.image.metrics_address],
+    ['runtime.metrics_address', config.runtime.metrics_address],
+    ['stream.metrics_address', config.stream.metrics_address],
+    ['logs.metrics_address', config.logs.metrics_address],
+  ] as const) {
+    if (typeof value !== 'string') throw new ConfigError(`"${key}" must be a string such as "127.0.0.1:9702", or "" to switch metrics off`);
+    if (value !== '') {
+      try {
+        parseMetricsAddress(value);
+      } catch (err) {
+        throw new ConfigError(`"${key}": ${(err as Error).message}`);
+      }
+    }
+  }
   if (parseDuration(config.logs.flush_timeout) === undefined) {
     throw new ConfigError(`"logs.flush_timeout" must be a duration such as "5s", got ${JSON.stringify(config.logs.flush_timeout)}`);
   }

@@ -1,4 +1,4 @@
-import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
+import { status, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
 import type { Logger } from './logger.js';
 import { boundedStatusMessage, type StatusError } from './grpc-status.js';
 
@@ -6,6 +6,20 @@ import { boundedStatusMessage, type StatusError } from './grpc-status.js';
 export type ErrorMapper = (err: unknown, signal?: AbortSignal) => StatusError;
 
 const STREAM_BATCH = 100;
+
+/** Told of every answered call: its method, status name ("OK" for success) and duration. */
+export type CallObserver = (method: string, code: string, seconds: number) => void;
+
+let observer: CallObserver | undefined;
+
+/** The daemon's metrics see every call answered through unaryCall and batchedStreamCall. */
+export function setCallObserver(next: CallObserver): void {
+  observer = next;
+}
+
+function observe(method: string, code: status, started: bigint): void {
+  observer?.(method, status[code] ?? String(code), Number(process.hrtime.bigint() - started) / 1e9);
+}
 
 /** Wraps a promise-returning call implementation: a cancelled call aborts its signal, every error gets its gRPC status. */
 export function unaryCall<Req, Res>(
@@ -23,12 +37,14 @@ export function unaryCall<Req, Res>(
       .then(
         (response) => {
           log.debug({ method, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'call done');
+          observe(method, status.OK, started);
           callback(null, response);
         },
         (err: unknown) => {
           const error = toStatus(err, abort.signal);
           const details = boundedStatusMessage(error.message);
           log.warn({ method, code: error.code, err: details }, 'call failed');
+          observe(method, error.code, started);
           callback({ code: error.code, details });
         },
       );
@@ -44,15 +60,18 @@ export function batchedStreamCall<Req, Res, Item>(
   wrap: (items: Item[]) => Res,
 ) {
   return (call: ServerWritableStream<Req, Res>): void => {
+    const started = process.hrtime.bigint();
     list(call.request).then(
       (items) => {
         for (let i = 0; i < items.length; i += STREAM_BATCH) call.write(wrap(items.slice(i, i + STREAM_BATCH)));
         call.end();
+        observe(method, status.OK, started);
       },
       (err: unknown) => {
         const error = toStatus(err);
         const details = boundedStatusMessage(error.message);
         log.warn({ method, code: error.code, err: details }, 'call failed');
+        observe(method, error.code, started);
         call.destroy(Object.assign(new Error(details), { code: error.code, details }));
       },
     );

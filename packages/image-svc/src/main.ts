@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, stopOnSignals } from '@skiff/common';
+import { startDaemonMetrics } from '@skiff/common/metrics';
+import { PullMetrics } from './pull-metrics.js';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -24,8 +26,10 @@ async function main(): Promise<void> {
   const registry = new RegistryClient({ registries, logger: log });
   const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));
 
+  const metrics = await startDaemonMetrics('image-svc', config.image.metrics_address, config.run_dir, log);
+  setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));
   const server = new Server(CHANNEL_OPTIONS);
-  server.addService(imageServiceDefinition, imageService(store, puller, log));
+  server.addService(imageServiceDefinition, imageService(store, puller, log, new PullMetrics(metrics)));
   const listening = await listenOnUnixSocket(server, config.image.socket);
   log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
 

@@ -63,6 +63,8 @@ export class LogEngine {
   private state!: LogsState;
   private stopped = false;
   private loop: Promise<void> | undefined;
+  /** Container output handled so far, and the journal timestamps of the newest entry read and written. */
+  readonly throughput = { lines: 0, bytes: 0, newestReadMicros: 0n, newestWrittenMicros: 0n };
   private suppressedTotal = 0;
   private readonly suppressedBy = new Map<string, number>();
   private lastSuppressed: string | undefined;
@@ -240,7 +242,12 @@ export class LogEngine {
     for (const ev of events) {
       if (ev.kind === 'output') {
         const c = this.containers.get(ev.containerId);
-        if (c && !c.removed) c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
+        if (c && !c.removed) {
+          c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
+          this.throughput.lines++;
+          this.throughput.bytes += ev.message.length;
+          this.throughput.newestReadMicros = ev.realtimeMicros;
+        }
       } else if (ev.kind === 'barrier') {
         const candidate = this.barriers.get(ev.nonce);
         // Our own logger, run as root: a copy of the field from anyone else proves nothing.
@@ -259,7 +266,9 @@ export class LogEngine {
       }
       cursor = ev.cursor;
     }
+    const newest = this.throughput.newestReadMicros;
     if (cursor) await this.commit(cursor);
+    this.throughput.newestWrittenMicros = newest;
     for (const b of reached) b.resolve();
   }
 

@@ -1,9 +1,11 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common';
+import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
 import { LogEngine } from './log-engine.js';
+import { registerLogsMetrics } from './logs-metrics.js';
 import { listContainerLogs } from './runtime-list.js';
 
 async function main(): Promise<void> {
@@ -21,6 +23,7 @@ async function main(): Promise<void> {
     barrierTimeoutMs: parseDuration(config.logs.flush_timeout)!,
     sender: { comm: 'conmon', exe: await fs.realpath(config.runtime.conmon).catch(() => config.runtime.conmon) },
   });
+  registerLogsMetrics(await startDaemonMetrics('logs-svc', config.logs.metrics_address, config.run_dir, log), engine);
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
   stopOnSignals(log, async () => {
     await closeServer(internal);

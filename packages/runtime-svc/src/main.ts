@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
+import { startDaemonMetrics } from '@skiff/common/metrics';
 import { openRuntime } from './daemon/open-runtime.js';
+import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
 import { runtimeService } from './server.js';
 
 async function main(): Promise<void> {
@@ -22,6 +24,9 @@ async function main(): Promise<void> {
   const images = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: false });
   const { ctx, recovery } = await openRuntime({ config, log, images });
   log.info(recovery, 'runtime state recovered');
+  const metrics = await startDaemonMetrics('runtime-svc', config.runtime.metrics_address, config.run_dir, log);
+  setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));
+  registerRuntimeMetrics(metrics, ctx);
 
   const server = new Server(CHANNEL_OPTIONS);
   server.addService(runtimeServiceDefinition, runtimeService(ctx));

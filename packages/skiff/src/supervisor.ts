@@ -48,6 +48,8 @@ export class Supervisor {
     private readonly runDir: string,
     private readonly output: Writable,
     private readonly log: Logger,
+    /** Told of each restart after a service died. */
+    private readonly onRestart: (service: string) => void = () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -96,6 +98,7 @@ export class Supervisor {
         const ranMs = performance.now() - entry.startedAt;
         const delay = entry.backoff.next(ranMs);
         this.log.error({ service: spec.name, code, signal, ranMs, restartInMs: delay }, 'service exited; restarting');
+        this.onRestart(spec.name);
         entry.restartTimer = setTimeout(() => this.launch(entry), delay);
       });
     });

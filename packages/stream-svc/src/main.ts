@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
 import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
@@ -23,7 +24,15 @@ async function main(): Promise<void> {
     maxStreamsPerSession: config.stream.max_streams_per_session,
     maxPortForwardConnections: config.stream.max_port_forward_connections,
   };
-  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log });
+  const metrics = await startDaemonMetrics('stream-svc', config.stream.metrics_address, config.run_dir, log);
+  const sessions = new Counter({
+    name: 'skiff_stream_sessions_total',
+    help: 'Exec, attach and port-forward sessions started, by transport and kind.',
+    labelNames: ['transport', 'kind'],
+    registers: [metrics.registry],
+  });
+  const onSession = (transport: string, kind: string): void => sessions.inc({ transport, kind });
+  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log, onSession });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
 

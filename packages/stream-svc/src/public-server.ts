@@ -47,6 +47,8 @@ export interface PublicServerOptions {
   runtimeConfig: Pick<RuntimeServiceConfig, 'runc' | 'conmon' | 'handlers'>;
   limits: StreamLimits;
   log: Logger;
+  /** Told of each session that starts: its transport and its kind. */
+  onSession?: (transport: 'spdy' | 'websocket', kind: StreamRequest['kind']) => void;
 }
 
 export interface StreamLimits {
@@ -181,6 +183,7 @@ function startSpdy(request: StreamRequest, req: IncomingMessage, socket: Duplex,
   if (!negotiation.ok) return refuseProtocols(socket, negotiation.offered, supported);
   if (!hasUpgradeHeaders(req)) return refuse(socket, 400, 'Bad Request', 'unable to upgrade: missing upgrade headers in request (Connection: Upgrade, Upgrade: SPDY/3.1)\n');
   acceptUpgrade(socket, negotiation.protocol);
+  context.onSession?.('spdy', request.kind);
 
   if (request.kind === 'portforward') {
     const events = spdyPortForward(request, context.log, context.limits.maxPortForwardConnections);
@@ -209,6 +212,7 @@ function startSpdy(request: StreamRequest, req: IncomingMessage, socket: Duplex,
 
 function startWebSocketStream(request: StreamRequest, ws: WebSocket, context: StreamContext, url: string | undefined): void {
   const { log } = context;
+  context.onSession?.('websocket', request.kind);
   if (request.kind === 'portforward') {
     if (ws.protocol === SPDY_TUNNEL_PROTOCOL) {
       const events = spdyPortForward(request, log, context.limits.maxPortForwardConnections);

@@ -57,6 +57,8 @@ export class TestDaemon {
         `run_dir = "${d.runDir}"`,
         'log_level = "debug"',
         '[runtime]',
+        // Any free port: tests run beside each other and beside a Skiff the machine may run.
+        'metrics_address = "127.0.0.1:0"',
         `socket = "${d.socket}"`,
         `cni_conf_dir = "${d.cniConfDir}"`,
         `cgroup_parent = "${d.cgroupParent}"`,

@@ -3,6 +3,8 @@ import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { AuthCredentials } from '@skiff/registry';
+import { toStatusError } from '../errors.js';
+import type { PullMetrics } from '../pull-metrics.js';
 import type { Puller } from '../puller.js';
 
 function credentialsOf(auth: cri.AuthConfig__Output | null): AuthCredentials | undefined {
@@ -16,10 +18,17 @@ function credentialsOf(auth: cri.AuthConfig__Output | null): AuthCredentials | u
   return Object.keys(creds).length === 0 ? undefined : creds;
 }
 
-export async function pullImageCall(puller: Puller, request: cri.PullImageRequest__Output, signal: AbortSignal): Promise<cri.PullImageResponse> {
+export async function pullImageCall(puller: Puller, request: cri.PullImageRequest__Output, signal: AbortSignal, metrics?: PullMetrics): Promise<cri.PullImageResponse> {
   const reference = request.image?.image ?? '';
   if (reference === '') throw new StatusError(status.INVALID_ARGUMENT, 'PullImage: image.image (the image reference) is required');
   const auth = credentialsOf(request.auth);
-  const record = await puller.pull({ reference, annotations: request.image?.annotations ?? {}, signal, ...(auth ? { auth } : {}) });
-  return { image_ref: record.id };
+  const started = performance.now();
+  try {
+    const record = await puller.pull({ reference, annotations: request.image?.annotations ?? {}, signal, ...(auth ? { auth } : {}) });
+    metrics?.succeeded(record.size, (performance.now() - started) / 1000);
+    return { image_ref: record.id };
+  } catch (err) {
+    metrics?.failed(status[toStatusError(err).code] ?? 'UNKNOWN');
+    throw err;
+  }
 }

@@ -13,6 +13,7 @@ import type { ContainerPhase, ContainerRecord, SandboxRecord } from '../state/re
 import { StateIndex } from '../state/state-index.js';
 import { sameContent, type EntryContent } from '../listing/list-entry-cache.js';
 import { listContainersCall as listContainers } from './container-list.js';
+import { ContainerEvents } from '../events/container-events.js';
 import { listPodSandboxCall as listPodSandbox } from './pod-sandbox-list.js';
 
 // The serializers as loaded from api.proto, untouched: what every entry must stay equal to.
@@ -102,9 +103,10 @@ describe('list responses encoded from cached entries', () => {
     paths = new RuntimePaths(join(dir, 'root'), join(dir, 'run'));
     await fs.mkdir(paths.exitDir, { recursive: true });
     const noop = (): void => undefined;
-    const partial: Pick<RuntimeContext, 'paths' | 'state' | 'records' | 'journald' | 'log'> = {
+    const partial: Pick<RuntimeContext, 'paths' | 'state' | 'records' | 'journald' | 'log' | 'events'> = {
       paths,
       state,
+      events: new ContainerEvents(state, 10),
       // Only saveContainer is reached (when a refresh records an exit).
       records: { saveContainer: async (rec: ContainerRecord) => void saved.push(rec.id) } as unknown as RuntimeContext['records'],
       journald: false,

@@ -6,6 +6,7 @@ import { SERVICES } from '../services.js';
 import { installDefaultNetwork } from '../default-network.js';
 import { Supervisor } from '../supervisor.js';
 import { supervisorPidFile } from '../paths.js';
+import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { collectStatus, formatStatus, runningSupervisorPid } from './status.js';
 
 const DETACH_READY_TIMEOUT_MS = 60_000;
@@ -27,7 +28,15 @@ export async function upForeground(config: SkiffConfig, configPath: string | und
   const pidFile = supervisorPidFile(config);
   await writePidFile(pidFile);
   await installDefaultNetwork(config, log);
-  const supervisor = new Supervisor(SERVICES, configPath, config.run_dir, process.stdout, log);
+  const metrics = await startDaemonMetrics('skiff', config.metrics_address, config.run_dir, log);
+  const restarts = new Counter({
+    name: 'skiff_service_restarts_total',
+    help: 'Times the supervisor restarted a service that died.',
+    labelNames: ['service'],
+    registers: [metrics.registry],
+  });
+  for (const spec of SERVICES) restarts.inc({ service: spec.name }, 0);
+  const supervisor = new Supervisor(SERVICES, configPath, config.run_dir, process.stdout, log, (service) => restarts.inc({ service }));
   await supervisor.start();
   log.info({ services: supervisor.pids() }, 'skiff is up');
   await new Promise<void>((resolve) => {
