@@ -58,5 +58,11 @@ if [ ! -e /etc/skiff/skiff.toml ]; then
 fi
 
 if [ "$START" -eq 1 ]; then
-  skiff up --detach
+  if [ -d /run/systemd/system ]; then
+    # systemd runs this machine: it supervises the services, from the units skiff writes.
+    skiff install-units
+    systemctl start skiff.target
+  else
+    skiff up --detach
+  fi
 fi

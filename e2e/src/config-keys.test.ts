@@ -1,12 +1,13 @@
 /**
  * Configuration keys the README documents, shown to take effect on a real `skiff up`:
- * image.max_concurrent_downloads, stream.idle_timeout and logs.flush_timeout.
+ * image.max_concurrent_downloads, image.pull_progress_timeout, stream.idle_timeout and logs.flush_timeout.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
 import { callUnary } from '@skiff/proto';
 import { logsContainerPath } from '@skiff/common';
 import { pushTestImage } from './lib/image-catalogue.js';
@@ -50,6 +51,40 @@ async function startCountingProxy(upstream: Registry): Promise<{ host: string; m
     maxInFlight: () => maxInFlight,
     blobs: () => blobs,
     close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A proxy in front of a registry whose blob downloads send their first bytes and then nothing,
+ * keeping the connection open: only a progress timeout can end such a pull.
+ */
+async function startStallingProxy(upstream: Registry): Promise<{ host: string; close: () => Promise<void> }> {
+  const held: IncomingMessage[] = [];
+  const server: Server = createServer((req, res) => {
+    const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
+    const upstreamReq = request(`${upstream.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: upstream.host } }, (up: IncomingMessage) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      if (!isBlob) {
+        up.pipe(res);
+        return;
+      }
+      up.once('data', (chunk: Buffer) => {
+        res.write(chunk.subarray(0, 16));
+        up.pause();
+        held.push(up);
+      });
+    });
+    upstreamReq.on('error', () => res.destroy());
+    req.pipe(upstreamReq);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    host: `127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => {
+      for (const up of held) up.destroy();
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -105,6 +140,22 @@ describe('documented configuration keys take effect', { timeout: 180_000 }, () =
     ]);
     assert.ok(proxy.blobs() >= 4, `expected at least 4 layer downloads, saw ${proxy.blobs()}`);
     assert.equal(proxy.maxInFlight(), 2, 'two downloads at once, never more');
+  });
+
+  it('image.pull_progress_timeout ends a pull whose download stops sending, and leaves nothing', async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.stop());
+    const proxy = await startStallingProxy(registry);
+    cleanups.push(() => proxy.close());
+    const pushed = await pushTestImage(registry, 'busybox');
+    const skiff = await startSkiff({ imageConfig: 'pull_progress_timeout = "2s"' });
+    cleanups.push(() => skiff.stop());
+    const images = skiff.imageClient();
+    await assert.rejects(
+      callUnary(images, 'PullImage', { image: { image: pushed.reference.replace(registry.host, proxy.host) } }, { timeoutMs: 60_000 }),
+      (err: { code?: number; details?: string }) => err.code === status.UNAVAILABLE && /sent no data for 2 s/.test(err.details ?? ''),
+    );
+    assert.deepEqual((await callUnary(images, 'ListImages', {})).images, []);
   });
 
   it('stream.idle_timeout closes a stream with no traffic', async () => {

@@ -22,6 +22,8 @@ export interface ImageServiceConfig {
   max_pax_header_bytes: number;
   /** Free space kept on the image store's filesystem: a layer that would take it is refused. */
   min_free_bytes: number;
+  /** A download that gets no bytes for this long ends the pull ("5m"). */
+  pull_progress_timeout: string;
   /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
   metrics_address: string;
 }
@@ -125,6 +127,7 @@ export function defaultConfig(): SkiffConfig {
       max_layer_entries: 1_000_000,
       max_pax_header_bytes: 1024 * 1024,
       min_free_bytes: 1024 ** 3,
+      pull_progress_timeout: '5m',
       metrics_address: '127.0.0.1:9701',
     },
     runtime: {
@@ -287,6 +290,9 @@ function validate(config: SkiffConfig): void {
         throw new ConfigError(`"${key}": ${(err as Error).message}`);
       }
     }
+  }
+  if (parseDuration(config.image.pull_progress_timeout) === undefined) {
+    throw new ConfigError(`"image.pull_progress_timeout" must be a duration such as "5m", got ${JSON.stringify(config.image.pull_progress_timeout)}`);
   }
   if (parseDuration(config.logs.flush_timeout) === undefined) {
     throw new ConfigError(`"logs.flush_timeout" must be a duration such as "5s", got ${JSON.stringify(config.logs.flush_timeout)}`);

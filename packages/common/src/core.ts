@@ -33,3 +33,4 @@ export {
 export * from './contracts/index.js';
 export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKET } from './journald.js';
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
+export { notifyReady } from './systemd-notify.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { PullMetrics } from './pull-metrics.js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     limits: { maxLayerBytes: max_layer_bytes, maxLayerEntries: max_layer_entries, maxPaxHeaderBytes: max_pax_header_bytes, minFreeBytes: min_free_bytes },
   });
   const registries = await loadRegistriesConfig(config.image.registries_config);
-  const registry = new RegistryClient({ registries, logger: log });
+  const registry = new RegistryClient({ registries, logger: log, timeouts: { idleMs: parseDuration(config.image.pull_progress_timeout)! } });
   const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));
 
   const metrics = await startDaemonMetrics('image-svc', config.image.metrics_address, config.run_dir, log);
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
   server.addService(imageServiceDefinition, imageService(store, puller, log, new PullMetrics(metrics)));
   const listening = await listenOnUnixSocket(server, config.image.socket);
   log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
+  notifyReady(log);
 
   stopOnSignals(log, async () => {
     await listening.close();

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common';
+import { createLogger, loadConfig, notifyReady, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   const current = await listContainerLogs(config.runtime.socket, log);
   await engine.start(current);
   log.info({ internalSocket: config.logs.internal_socket, stateDir: config.logs.state_dir }, 'logs service ready');
+  notifyReady(log);
 }
 
 main().catch((err: unknown) => {

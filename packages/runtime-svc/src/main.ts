@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
   server.addService(runtimeServiceDefinition, runtimeService(ctx));
   const listening = await listenOnUnixSocket(server, config.runtime.socket);
   log.info({ socket: config.runtime.socket, root: config.root, cgroupDriver: ctx.cgroupDriver, journald: ctx.journald }, 'runtime service ready');
+  notifyReady(log);
 
   // Containers are conmon's children, not ours: they keep running while the service is down.
   stopOnSignals(log, async () => {

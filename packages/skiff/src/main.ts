@@ -6,6 +6,7 @@ import { configPathFor, loadConfig } from '@skiff/common/core';
 import { upDetached, upForeground } from './commands/up.js';
 import { downCommand } from './commands/down.js';
 import { statusCommand } from './commands/status.js';
+import { installUnitsCommand } from './commands/install-units.js';
 
 const USAGE = `usage: skiff <command> [options]
 
@@ -13,6 +14,9 @@ commands:
   up [--detach]     start every service (foreground with logs, or in the background)
   down              stop the services (containers keep running)
   status [--json]   show each service, its socket and whether it answers
+  install-units [--dest DIR]
+                    write systemd units for the services (default /etc/systemd/system) and,
+                    where systemd runs the machine, enable skiff.target
 
 options:
   --config PATH     configuration file (default: $SKIFF_CONFIG or /etc/skiff/skiff.toml)
@@ -26,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       config: { type: 'string' },
       detach: { type: 'boolean', short: 'd', default: false },
       json: { type: 'boolean', default: false },
+      dest: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -45,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
       return downCommand(config);
     case 'status':
       return statusCommand(config, values.json);
+    case 'install-units':
+      return installUnitsCommand(file, values.dest);
     default:
       process.stderr.write(`unknown command "${command}"\n${USAGE}`);
       return 2;

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
-import { createLogger, loadConfig, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { createLogger, loadConfig, notifyReady, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common/core';
 import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
 import { startInternalServer } from './internal-server.js';
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log, onSession });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
+  notifyReady(log);
 
   stopOnSignals(log, async () => {
     await internal.close();
