@@ -183,8 +183,12 @@ describe('documented configuration keys take effect', { timeout: 180_000 }, () =
     const id = 'f'.repeat(64);
     const track = await post(socket, logsContainerPath(id), { logPath: join(skiff.dir, 'flush-test', 'c.log') });
     assert.equal(track.status, 204, track.text);
-    // The journal follower, stopped: the flush marker can never be read back.
-    const follower = childrenOf(logsPid).find((pid) => commandOf(pid).endsWith('journalctl'));
+    // The journal follower, stopped: the flush marker can never be read back. logs-svc starts it
+    // once runtime-svc has told it the containers, which may be a moment after its socket is up.
+    let follower: number | undefined;
+    for (const deadline = Date.now() + 30_000; follower === undefined && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      follower = childrenOf(logsPid).find((pid) => commandOf(pid).endsWith('journalctl'));
+    }
     assert.ok(follower, 'logs-svc follows the journal with journalctl');
     process.kill(follower, 'SIGSTOP');
     try {

@@ -34,3 +34,4 @@ export * from './contracts/index.js';
 export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKET } from './journald.js';
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
 export { notifyReady } from './systemd-notify.js';
+export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';

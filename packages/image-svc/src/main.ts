@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { PullMetrics } from './pull-metrics.js';
-import { createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -33,6 +33,16 @@ async function main(): Promise<void> {
   const listening = await listenOnUnixSocket(server, config.image.socket);
   log.info({ socket: config.image.socket, store: store.root, registries: config.image.registries_config }, 'image service ready');
   notifyReady(log);
+
+  reloadConfigOnSighup('image-svc', values.config, config, log, async (next) => {
+    // Everything is read before anything is applied: a bad file changes nothing.
+    const nextRegistries = await loadRegistriesConfig(next.image.registries_config);
+    const pinned = parsePinnedImages(next.image.pinned_images);
+    registry.reconfigure(nextRegistries, parseDuration(next.image.pull_progress_timeout)!);
+    puller.setPinnedImages(pinned);
+    log.level = next.log_level;
+    return ['log_level', 'image.registries_config', 'image.pinned_images', 'image.pull_progress_timeout'];
+  });
 
   stopOnSignals(log, async () => {
     await listening.close();

@@ -33,9 +33,14 @@ export class Puller {
     private readonly registry: RegistryClient,
     private readonly log: Logger,
     maxConcurrentDownloads: number,
-    private readonly pinnedImages: readonly ImageReference[],
+    private pinnedImages: readonly ImageReference[],
   ) {
     this.downloads = new Semaphore(maxConcurrentDownloads);
+  }
+
+  /** Pinned references from a reloaded configuration; images pulled from now on are marked by them. */
+  setPinnedImages(pinned: readonly ImageReference[]): void {
+    this.pinnedImages = pinned;
   }
 
   /** Concurrent pulls of the same reference with the same credentials are done once. */

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, notifyReady, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common';
+import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
@@ -25,6 +25,10 @@ async function main(): Promise<void> {
   });
   registerLogsMetrics(await startDaemonMetrics('logs-svc', config.logs.metrics_address, config.run_dir, log), engine);
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
+  reloadConfigOnSighup('logs-svc', values.config, config, log, async (next) => {
+    log.level = next.log_level;
+    return ['log_level'];
+  });
   stopOnSignals(log, async () => {
     await closeServer(internal);
     await fs.rm(config.logs.internal_socket, { force: true });

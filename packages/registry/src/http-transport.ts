@@ -78,6 +78,11 @@ export class HttpTransport {
     this.tlsSources = { caBundlePath: options.tls?.caBundlePath ?? SYSTEM_CA_BUNDLE, certsDir: options.tls?.certsDir ?? CERTS_DIR };
   }
 
+  /** A response that sends no bytes for this long fails; for requests made from now on. */
+  setIdleTimeout(ms: number): void {
+    this.opts.idleTimeoutMs = ms;
+  }
+
   get certsDir(): string {
     return this.tlsSources.certsDir;
   }

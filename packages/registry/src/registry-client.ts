@@ -57,7 +57,7 @@ interface RequestSubject {
  */
 export class RegistryClient {
   readonly platform: Platform;
-  private readonly registries: RegistriesConfig;
+  private registries: RegistriesConfig;
   private readonly logger: Logger;
   private readonly transport: HttpTransport;
   private readonly authenticator: Authenticator;
@@ -79,6 +79,16 @@ export class RegistryClient {
       idleTimeoutMs: opts.timeouts?.idleMs,
     });
     this.authenticator = new Authenticator(this.transport, this.logger);
+  }
+
+  /**
+   * Takes a re-read registries configuration and progress timeout (a live reload): pulls that
+   * start from now on use them; pulls under way finish with what they began with.
+   */
+  reconfigure(registries: RegistriesConfig, idleTimeoutMs?: number): void {
+    this.registries = registries;
+    this.insecureSchemes.clear();
+    if (idleTimeoutMs !== undefined) this.transport.setIdleTimeout(idleTimeoutMs);
   }
 
   /**

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, reloadConfigOnSighup, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
+import { CdiRegistry } from './cdi/cdi-registry.js';
 import { openRuntime } from './daemon/open-runtime.js';
+import { RuntimeHandlers } from './daemon/runtime-handlers.js';
 import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
 import { runtimeService } from './server.js';
 
@@ -33,6 +35,15 @@ async function main(): Promise<void> {
   const listening = await listenOnUnixSocket(server, config.runtime.socket);
   log.info({ socket: config.runtime.socket, root: config.root, cgroupDriver: ctx.cgroupDriver, journald: ctx.journald }, 'runtime service ready');
   notifyReady(log);
+
+  reloadConfigOnSighup('runtime-svc', values.config, config, log, async (next) => {
+    const handlers = new RuntimeHandlers(next.runtime, ctx.paths, ctx.cgroupDriver === 'systemd');
+    // Containers of a handler that is gone are still stopped and removed through it (forExisting).
+    ctx.handlers = handlers;
+    ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs);
+    log.level = next.log_level;
+    return ['log_level', 'runtime.handlers', 'runtime.cdi_spec_dirs'];
+  });
 
   // Containers are conmon's children, not ours: they keep running while the service is down.
   stopOnSignals(log, async () => {

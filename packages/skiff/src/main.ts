@@ -7,6 +7,7 @@ import { upDetached, upForeground } from './commands/up.js';
 import { downCommand } from './commands/down.js';
 import { statusCommand } from './commands/status.js';
 import { installUnitsCommand } from './commands/install-units.js';
+import { reloadCommand } from './commands/reload.js';
 
 const USAGE = `usage: skiff <command> [options]
 
@@ -14,6 +15,7 @@ commands:
   up [--detach]     start every service (foreground with logs, or in the background)
   down              stop the services (containers keep running)
   status [--json]   show each service, its socket and whether it answers
+  reload            have every service re-read the configuration (SIGHUP)
   install-units [--dest DIR]
                     write systemd units for the services (default /etc/systemd/system) and,
                     where systemd runs the machine, enable skiff.target
@@ -50,6 +52,8 @@ async function main(argv: string[]): Promise<number> {
       return downCommand(config);
     case 'status':
       return statusCommand(config, values.json);
+    case 'reload':
+      return reloadCommand(config);
     case 'install-units':
       return installUnitsCommand(file, values.dest);
     default:

@@ -22,7 +22,7 @@ export function servicePidFile(runDir: string, name: string): string {
   return join(runDir, `${name}.pid`);
 }
 
-function commandLineOf(pid: number): string {
+export function commandLineOf(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
-import { createLogger, loadConfig, notifyReady, parseDuration, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common/core';
 import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
 import { startInternalServer } from './internal-server.js';
@@ -37,6 +37,10 @@ async function main(): Promise<void> {
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
   notifyReady(log);
 
+  reloadConfigOnSighup('stream-svc', values.config, config, log, async (next) => {
+    log.level = next.log_level;
+    return ['log_level'];
+  });
   stopOnSignals(log, async () => {
     await internal.close();
     await fs.rm(config.stream.internal_socket, { force: true });
