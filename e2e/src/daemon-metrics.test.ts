@@ -1,6 +1,6 @@
 /**
  * Each daemon's own Prometheus metrics, after some activity (a pull, a pod, an exec over the
- * streaming server, container output): every endpoint passes `promtool check metrics` (Debian's
+ * streaming server, a port-forward, container output): every endpoint passes `promtool check metrics` (Debian's
  * promtool, unpacked from the prometheus package) and holds its families with sane values.
  */
 import { after, before, describe, test } from 'node:test';
@@ -12,12 +12,14 @@ import { promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
 import { debianBinary } from './lib/debian-binary.js';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
-import { wsExec } from './lib/stream-client.js';
+import { eventually, wsExec, wsForwardOnce } from './lib/stream-client.js';
 
 const run = promisify(execFile);
 let h: RuntimeHarness;
 const SERVICES = ['image-svc', 'runtime-svc', 'stream-svc', 'logs-svc', 'skiff'] as const;
 const pages = new Map<string, string>();
+const ECHO_PORT = 8080;
+const FORWARDED = 4096;
 
 async function scrape(service: string): Promise<string> {
   const address = (await readFile(join(h.skiff.runDir, `${service}.metrics`), 'utf8')).trim();
@@ -49,6 +51,12 @@ before(async () => {
   await h.exec(id, ['true']);
   const { url } = await callUnary(h.runtime, 'Exec', { container_id: id, cmd: ['echo', 'over the stream'], stdout: true, stderr: true });
   assert.equal((await wsExec(url, 'v5.channel.k8s.io')).stdout.toString(), 'over the stream\n');
+  await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
+  const payload = Buffer.alloc(FORWARDED, 'x');
+  await eventually('the echo server to answer through port-forward', async () => {
+    const forward = (await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [ECHO_PORT] })).url;
+    return (await wsForwardOnce(forward, payload, payload.length, 10_000)).data.length === payload.length;
+  });
   // The container's lines reach its log file through logs-svc.
   const logPath = (await h.containerStatus(id)).log_path;
   for (let i = 0; i < 100 && !(await readFile(logPath, 'utf8').catch(() => '')).includes('line 5'); i++) await new Promise((r) => setTimeout(r, 100));
@@ -86,7 +94,11 @@ describe('daemon metrics', () => {
   });
 
   test('stream sessions, log lines and service restarts', () => {
-    assert.equal(value(pages.get('stream-svc')!, 'skiff_stream_sessions_total', { transport: 'websocket', kind: 'exec' }), 1);
+    const stream = pages.get('stream-svc')!;
+    assert.equal(value(stream, 'skiff_stream_sessions_total', { transport: 'websocket', kind: 'exec' }), 1);
+    assert.ok(value(stream, 'skiff_stream_sessions_total', { transport: 'websocket', kind: 'portforward' }) >= 1);
+    assert.ok(value(stream, 'skiff_stream_port_forward_bytes_total', { direction: 'to_pod' }) >= FORWARDED);
+    assert.ok(value(stream, 'skiff_stream_port_forward_bytes_total', { direction: 'from_pod' }) >= FORWARDED);
     const logs = pages.get('logs-svc')!;
     assert.ok(value(logs, 'skiff_logs_lines_total') >= 5);
     assert.ok(value(logs, 'skiff_logs_bytes_total') >= 30);

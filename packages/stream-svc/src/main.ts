@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common/core';
 import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
+import { observeForwardedBytes } from './forwarded-bytes.js';
 import { startInternalServer } from './internal-server.js';
 import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
@@ -32,6 +33,13 @@ async function main(): Promise<void> {
     registers: [metrics.registry],
   });
   const onSession = (transport: string, kind: string): void => sessions.inc({ transport, kind });
+  const forwarded = new Counter({
+    name: 'skiff_stream_port_forward_bytes_total',
+    help: 'Bytes carried by port-forward connections, by direction.',
+    labelNames: ['direction'],
+    registers: [metrics.registry],
+  });
+  observeForwardedBytes((direction, bytes) => forwarded.inc({ direction }, bytes));
   const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log, onSession });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
+import { countForwarded } from './forwarded-bytes.js';
 import { HostPortConnection, type PortConnection } from './host-port-dial.js';
 
 /** WebSocket port-forward subprotocols: channel pairs per port, or SPDY frames carried in the WebSocket. */
@@ -20,8 +21,11 @@ export function forwardedPorts(request: PortForwardStreamRequest, url: string | 
 
 /** One TCP connection to `port` of the pod: inside its network namespace, or on loopback for a pod on the host network. */
 export function dialPodPort(request: PortForwardStreamRequest, port: number): PortConnection {
-  if (request.hostNetwork) return new HostPortConnection(port);
-  return spawn(NSENTER, [`--net=${request.netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const connection: PortConnection = request.hostNetwork
+    ? new HostPortConnection(port)
+    : spawn(NSENTER, [`--net=${request.netnsPath}`, BUSYBOX, 'nc', '127.0.0.1', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  connection.stdout.on('data', (chunk: Buffer) => countForwarded('from_pod', chunk.length));
+  return connection;
 }
 
 function portPrefix(port: number): Buffer {
@@ -83,7 +87,10 @@ export function servePortForward(request: PortForwardStreamRequest, ws: WebSocke
     if (bytes.length < 1) return;
     const channel = bytes[0]!;
     const child = channel % 2 === 0 ? connections[channel / 2] : undefined;
-    if (child && child.stdin && !child.stdin.destroyed && bytes.length > 1) child.stdin.write(bytes.subarray(1));
+    if (child && child.stdin && !child.stdin.destroyed && bytes.length > 1) {
+      countForwarded('to_pod', bytes.length - 1);
+      child.stdin.write(bytes.subarray(1));
+    }
   });
   ws.on('close', () => {
     clearTimeout(idle);

@@ -1,4 +1,5 @@
 import type { Logger, PortForwardStreamRequest } from '@skiff/common/core';
+import { countForwarded } from './forwarded-bytes.js';
 import type { PortConnection } from './host-port-dial.js';
 import { dialPodPort } from './port-forward.js';
 import type { SpdyConnectionEvents, SpdyStream } from './spdy/connection.js';
@@ -62,7 +63,9 @@ export function spdyPortForward(request: PortForwardStreamRequest, log: Logger, 
     child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
     child.stdin.on('error', () => undefined);
     data.onData((chunk) => {
-      if (!child.stdin.destroyed) child.stdin.write(chunk);
+      if (child.stdin.destroyed) return;
+      countForwarded('to_pod', chunk.length);
+      child.stdin.write(chunk);
     });
     data.onEnd(() => child.stdin.end());
     data.onReset(() => child.kill('SIGKILL'));
