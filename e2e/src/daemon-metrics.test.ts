@@ -88,7 +88,7 @@ describe('daemon metrics', () => {
     const runtime = pages.get('runtime-svc')!;
     assert.ok(value(runtime, 'skiff_grpc_requests_total', { method: 'RunPodSandbox', code: 'OK' }) >= 1);
     assert.ok(value(runtime, 'skiff_grpc_request_duration_seconds_count', { method: 'CreateContainer' }) >= 1);
-    assert.equal(value(runtime, 'skiff_containers', { state: 'running' }), 1);
+    assert.equal(value(runtime, 'skiff_containers', { state: 'running' }), 2, 'the talker and the echo server');
     assert.ok(value(runtime, 'skiff_container_starts_total') >= 1);
     assert.equal(value(runtime, 'skiff_container_oom_kills_total'), 0);
   });
