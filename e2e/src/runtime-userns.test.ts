@@ -84,6 +84,13 @@ describe('a pod with its own user namespace', () => {
     assert.equal((await stat(join(hostDir, 'by-root'))).uid, 0);
   });
 
+  test('an image volume is built over id-mapped layers: its files look root-owned, read-only', async () => {
+    const id = await run('volume', { mounts: [{ container_path: '/vol', image: { image: h.imageRef('busybox') }, image_sub_path: 'etc' }] });
+    assert.equal((await sh(id, 'stat -c %u:%g /vol/passwd')).stdout, '0:0\n');
+    assert.match((await sh(id, 'cat /vol/passwd')).stdout, /^root:/);
+    assert.match((await sh(id, 'touch /vol/x')).stderr, /Read-only file system/);
+  });
+
   test('run_as_user and run_as_group inside the namespace, as outside', async () => {
     const id = await run('user', {
       mounts: [{ container_path: '/host', host_path: hostDir }],
