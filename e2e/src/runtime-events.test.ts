@@ -1,7 +1,8 @@
 /**
  * GetContainerEvents as the kubelet's evented PLEG reads it: every transition of a pod sandbox and
  * its containers in order, each with the pod's status and its containers' statuses; exits by a
- * SIGKILL from outside and by the OOM killer reported without anyone asking; several subscribers.
+ * SIGKILL from outside and by the OOM killer reported without anyone asking; a pause process that
+ * dies on its own; several subscribers.
  * (A subscriber that stops reading is cut off past its backlog: see events/event-bus.test.ts.)
  */
 import { after, before, describe, test } from 'node:test';
@@ -114,6 +115,21 @@ describe('GetContainerEvents', () => {
       });
       const oom = await events.next(hungry, 'CONTAINER_STOPPED_EVENT');
       assert.equal(oom.containers_statuses.find((s) => s.id === hungry)?.reason, 'OOMKilled');
+    } finally {
+      events.close();
+    }
+  });
+
+  test("a pause process that dies on its own is streamed as the sandbox's stop", async () => {
+    const events = new Events();
+    try {
+      await subscribed(events);
+      const pod = await h.runPod();
+      const { info } = await callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: pod.id, verbose: true }, { timeoutMs: 10_000 });
+      process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGKILL');
+      const stopped = await events.next(pod.id, 'CONTAINER_STOPPED_EVENT');
+      assert.equal(stopped.pod_sandbox_status?.state, 'SANDBOX_NOTREADY');
+      assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_NOTREADY');
     } finally {
       events.close();
     }

@@ -1,4 +1,5 @@
 import { watchContainerExits } from '../events/exit-watcher.js';
+import { watchPauseProcesses } from '../events/pause-watcher.js';
 import { ContainerEvents } from '../events/container-events.js';
 import { CdiRegistry } from '../cdi/cdi-registry.js';
 import { promises as fs, readFileSync } from 'node:fs';
@@ -77,5 +78,6 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
   };
   const recovery = await recoverState(ctx);
   watchContainerExits(ctx);
+  watchPauseProcesses(ctx);
   return { ctx, recovery };
 }

@@ -5,6 +5,11 @@
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** Whether an operation on `key` runs or waits now. */
+  isHeld(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   async run<T>(key: string, operation: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;
