@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what Skiff needs (Debian packages, pnpm, node modules), builds it, installs the `skiff`
-# command and a default configuration, then starts every service with `skiff up --detach`.
+# Installs what Skiff needs (Debian packages, pnpm, node modules), builds it (runtime-svc's C
+# helpers too), installs the `skiff` command and a default configuration, then starts every service
+# with `skiff up --detach`.
 #   --no-start   install and build only
 set -euo pipefail
 
@@ -43,6 +44,18 @@ CI=true pnpm install --frozen-lockfile --reporter=silent
 # Also off for later turbo runs on this machine that are not started from these scripts.
 pnpm exec turbo telemetry disable >/dev/null 2>&1 || echo "setup: could not turn turbo telemetry off for this user" >&2
 pnpm turbo run build --output-logs=errors-only
+
+echo "setup: building runtime-svc's helpers"
+HELPERS=packages/runtime-svc/helpers
+install -d -m 0755 "$HELPERS/bin"
+for src in "$HELPERS"/*.c; do
+  bin="$HELPERS/bin/$(basename "$src" .c)"
+  # Rebuilt when the source changed; written under another name first so a running service never sees half a file.
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    gcc -O2 -Wall -Wextra -Werror -o "$bin.tmp" "$src"
+    mv -f "$bin.tmp" "$bin"
+  fi
+done
 
 install -d -m 0755 /usr/local/bin
 cat > /usr/local/bin/skiff <<WRAPPER

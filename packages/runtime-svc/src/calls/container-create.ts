@@ -9,7 +9,7 @@ import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js'
 import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
-import { buildSpec } from '../oci/spec-builder.js';
+import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
@@ -20,8 +20,8 @@ import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
 import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
-import { imageVolumesOf, mountImageVolumes } from '../mounts/image-volumes.js';
-import { IdmappedMounts } from '../mounts/idmapped.js';
+import { imageVolumesOf, leaseImageVolumes, mountImageVolumes } from '../mounts/image-volumes.js';
+import { bindSources, IdmappedMounts } from '../mounts/idmapped.js';
 import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from '../cdi/cdi-edits.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
@@ -36,6 +36,8 @@ import { criSignalNumber, parseSignal } from '../container/signals.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
 
 const SIGTERM = 15;
+/** Stands in for the container's user where only the spec's mounts matter, which do not depend on it. */
+const PROVISIONAL_USER: ResolvedUser = { uid: 0, gid: 0, additionalGids: [] };
 
 function imageInfo(requested: string, userSpecified: string, image: ImageRecord): ImageInfo {
   return {
@@ -173,23 +175,11 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       ]);
       timer.mark('lease and dirs');
       const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
-      const idmapped = sandbox.userns ? new IdmappedMounts(`/proc/${sandbox.pid}/ns/user`, join(paths.dir, 'idmapped')) : undefined;
-      if (idmapped && sandbox.userns) {
-        // The upper layer's root is the container's "/": it belongs to the pod's root.
-        await fs.chown(paths.upper, sandbox.userns.uid.hostID, sandbox.userns.gid.hostID);
-      }
-      await mountOverlay(paths.rootfs, idmapped ? await idmapped.map(lowerDirs) : lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
-      timer.mark('overlay mount');
-      rec.rootfsMounted = true;
-
-      const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
-      rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
       await ensureHostPaths([...mounts, ...cdi.mounts]);
-      const specMounts = [
-        ...(await stageRecursiveReadonly(paths.dir, mounts)),
-        ...(await mountImageVolumes(ctx.images, id, paths.dir, imageVolumes, idmapped && ((lowers) => idmapped.map(lowers)))),
-      ];
-      const spec = buildSpec(
+      const volumes = await leaseImageVolumes(ctx.images, id, paths.dir, imageVolumes);
+      const specMounts = [...(await stageRecursiveReadonly(paths.dir, mounts)), ...volumes.map((v) => v.bind)];
+      const hostDevices = security?.privileged ? await listHostDevices() : [];
+      const specInput = (user: ResolvedUser): ContainerSpecInput =>
         applyCdiEdits(containerSpecInput({
           id,
           config,
@@ -200,18 +190,34 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           user,
           mounts: specMounts,
           devices,
-          hostDevices: security?.privileged ? await listHostDevices() : [],
+          hostDevices,
           seccomp,
           cgroupsPath: rec.cgroupsPath,
           targetPid,
-        }), cdi),
-        ctx.facts,
-      );
-      if (idmapped) {
-        const imageVolumeDir = join(paths.dir, 'image-volumes');
-        spec.mounts = await idmapped.mapBinds(spec.mounts, (source) => source.startsWith(`${imageVolumeDir}/`));
+        }), cdi);
+      const imageVolumeDir = join(paths.dir, 'image-volumes');
+      const madeOfMappedLayers = (source: string): boolean => source.startsWith(`${imageVolumeDir}/`);
+      const idmapped = sandbox.userns ? new IdmappedMounts(`/proc/${sandbox.pid}/ns/user`, join(paths.dir, 'idmapped')) : undefined;
+      if (idmapped && sandbox.userns) {
+        // Every copy at once: the layers, the image volumes' layers, and each bind the spec will
+        // have (which the container's user does not change, so a provisional one tells them).
+        for (const dir of [...lowerDirs, ...volumes.flatMap((v) => v.lowerDirs)]) idmapped.targetOf(dir);
+        for (const source of bindSources(specInput(PROVISIONAL_USER))) if (!madeOfMappedLayers(source)) idmapped.targetOf(source);
+        await idmapped.make();
         timer.mark('id-mapped mounts');
+        // The upper layer's root is the container's "/": it belongs to the pod's root.
+        await fs.chown(paths.upper, sandbox.userns.uid.hostID, sandbox.userns.gid.hostID);
       }
+      const layerFor = (dir: string): string => idmapped?.targetOf(dir) ?? dir;
+      await mountOverlay(paths.rootfs, lowerDirs.map(layerFor), paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
+      rec.rootfsMounted = true;
+      await mountImageVolumes(paths.dir, volumes, layerFor);
+      timer.mark('overlay mounts');
+
+      const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
+      rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
+      const spec = buildSpec(specInput(user), ctx.facts);
+      if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
       await allSettledOrThrow([
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
         logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,

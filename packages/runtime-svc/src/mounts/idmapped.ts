@@ -1,53 +1,69 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '@skiff/common';
 import type { Mount } from '../oci/runtime-spec.js';
-import { MountError } from './mounts.js';
-import { MOUNT_API_HELPER } from './recursive-readonly.js';
+import { runNativeHelper } from './native-helpers.js';
 
 /**
  * Id-mapped mounts for a pod with its own user namespace: files keep the ownership the container
  * should see without anything being chowned. runc 1.1.5 cannot make them, so runtime-svc does,
- * with the kernel's mount API (helpers/mount-api.py), under the container's directory, before
- * runc runs; runc then binds them like any other path. Everything here is unmounted with the
- * container's directory (removal, a failed create, recovery).
+ * with the kernel's mount API (helpers/mount-api.c), under the container's directory, before
+ * runc runs; runc then binds them like any other path. Every copy a container needs (image
+ * layers, image volumes' layers, bind mounts) is planned first and then made in one helper run,
+ * all or nothing. Everything here is unmounted with the container's directory (removal, a failed
+ * create, recovery).
  */
 export class IdmappedMounts {
-  private count = 0;
+  /** Source → where its id-mapped copy goes, in the order planned. */
+  private readonly planned = new Map<string, string>();
 
   constructor(
     private readonly usernsPath: string,
     private readonly dir: string,
   ) {}
 
-  /** Id-mapped copies of `sources`, made in one go; answers their paths, in order. */
-  async map(sources: readonly string[]): Promise<string[]> {
-    if (sources.length === 0) return [];
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const targets: string[] = [];
-    for (const source of sources) {
-      const target = join(this.dir, String(this.count++));
-      if ((await fs.stat(source)).isDirectory()) await fs.mkdir(target);
-      else await fs.writeFile(target, '', { flag: 'wx', mode: 0o600 });
-      targets.push(target);
+  /** Where the id-mapped copy of `source` will be once make() has run (one copy per source). */
+  targetOf(source: string): string {
+    let target = this.planned.get(source);
+    if (target === undefined) {
+      target = join(this.dir, String(this.planned.size));
+      this.planned.set(source, target);
     }
-    const args = [MOUNT_API_HELPER, 'idmap', this.usernsPath, ...sources.flatMap((source, i) => [source, targets[i]!])];
-    const result = await runCommand('/usr/bin/python3', args, { timeoutMs: 30_000 });
-    if (result.code !== 0) throw new MountError(`id-mapped mounts for the pod's user namespace failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    return targets;
+    return target;
+  }
+
+  /** Makes every planned copy, in one run of the helper. */
+  async make(): Promise<void> {
+    if (this.planned.size === 0) return;
+    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await Promise.all(
+      [...this.planned].map(async ([source, target]) => {
+        if ((await fs.stat(source)).isDirectory()) await fs.mkdir(target);
+        else await fs.writeFile(target, '', { flag: 'wx', mode: 0o600 });
+      }),
+    );
+    const pairs = [...this.planned].flat();
+    await runNativeHelper('mount-api', ['idmap', this.usernsPath, ...pairs], "id-mapped mounts for the pod's user namespace");
   }
 
   /**
-   * The spec's bind mounts with id-mapped sources; `skip` (already made of id-mapped layers) stays
-   * as it is.
+   * The spec's mounts with each bind's source replaced by its id-mapped copy; `skip` (already
+   * made of id-mapped layers) stays as it is. A bind that was not planned is a bug, not a bind
+   * to make unmapped.
    */
-  async mapBinds(mounts: readonly Mount[], skip: (source: string) => boolean): Promise<Mount[]> {
-    const binds = mounts.filter((m): m is Mount & { source: string } => m.type === 'bind' && m.source !== undefined && !skip(m.source));
-    const mapped = await this.map(binds.map((m) => m.source));
-    const replaced = new Map<Mount, string>(binds.map((m, i) => [m, mapped[i]!]));
+  withMappedSources(mounts: readonly Mount[], skip: (source: string) => boolean): Mount[] {
     return mounts.map((m) => {
-      const source = replaced.get(m);
-      return source === undefined ? m : { ...m, source };
+      if (m.type !== 'bind' || m.source === undefined || skip(m.source)) return m;
+      const source = this.planned.get(m.source);
+      if (source === undefined) throw new Error(`bind mount ${m.destination}: no id-mapped copy of ${m.source} was planned`);
+      return { ...m, source };
     });
   }
+}
+
+/** The sources of the bind mounts a spec input lists (its bind mounts and the verbatim ones of type bind). */
+export function bindSources(input: { mounts?: readonly { hostPath: string }[]; extraMounts?: readonly Mount[] }): string[] {
+  return [
+    ...(input.mounts ?? []).map((m) => m.hostPath),
+    ...(input.extraMounts ?? []).flatMap((m) => (m.type === 'bind' && m.source !== undefined ? [m.source] : [])),
+  ];
 }

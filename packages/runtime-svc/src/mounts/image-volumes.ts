@@ -49,7 +49,7 @@ export function leaseOwner(holder: string): string {
  * Each sub-path component must be a directory of the image, not a link: a link could lead the
  * bind anywhere on the host.
  */
-async function checkSubPath(root: string, volume: ImageVolume): Promise<string> {
+async function checkSubPath(root: string, volume: ImageVolume): Promise<void> {
   let at = root;
   for (const part of volume.subPath.split('/').filter(Boolean)) {
     at = join(at, part);
@@ -58,35 +58,49 @@ async function checkSubPath(root: string, volume: ImageVolume): Promise<string> 
     if (st.isSymbolicLink()) throw new StatusError(status.INVALID_ARGUMENT, `mount ${volume.containerPath}: image_sub_path "${volume.subPath}" passes through a symbolic link in image ${volume.ref}`);
     if (!st.isDirectory()) throw new StatusError(status.INVALID_ARGUMENT, `mount ${volume.containerPath}: image_sub_path "${volume.subPath}" is not a directory in image ${volume.ref}`);
   }
-  return at;
+}
+
+/** An image volume whose layers are leased for the container, not mounted yet. */
+export interface LeasedImageVolume {
+  volume: ImageVolume;
+  /** The image's layers, top first. */
+  lowerDirs: string[];
+  /** Where its overlay goes: `<container dir>/image-volumes/<index>`. */
+  target: string;
+  /** The bind runc makes of it: read-only, noexec, nosuid and nodev, as Kubernetes documents image volumes. */
+  bind: BindMountInput;
 }
 
 /**
- * Mounts each image volume's layers read-only at `<container dir>/image-volumes/<index>`, leased
- * for the container like its root filesystem, and answers the binds runc makes of them:
- * read-only, noexec, nosuid and nodev, as Kubernetes documents image volumes. The mounts live
- * under the container's directory and the leases are named after the container, so removal,
- * a failed create and recovery take both away.
+ * Resolves each image volume's image and leases its layers for the container (the leases are
+ * named after the container, so removal, a failed create and recovery release them).
  */
-export async function mountImageVolumes(
-  images: ImageReader,
-  containerId: string,
-  containerDir: string,
-  volumes: readonly ImageVolume[],
-  /** In a pod with its own user namespace: id-mapped copies of the layers (an overlay cannot be id-mapped itself). */
-  mapLayers?: (lowerDirs: string[]) => Promise<string[]>,
-): Promise<BindMountInput[]> {
-  const binds: BindMountInput[] = [];
+export async function leaseImageVolumes(images: ImageReader, containerId: string, containerDir: string, volumes: readonly ImageVolume[]): Promise<LeasedImageVolume[]> {
+  const leased: LeasedImageVolume[] = [];
   for (const volume of volumes) {
     // An image that is not there is NotFound naming it (the kubelet pulls image volumes first).
     const resolved = await images.resolveRootfs(volume.ref);
     const lowerDirs = await images.acquireLease(imageVolumeLeaseHolder(containerId, volume.index), resolved.image);
     const target = join(containerDir, 'image-volumes', String(volume.index));
-    await fs.mkdir(target, { recursive: true, mode: 0o755 });
-    await mountReadonlyOverlay(target, mapLayers ? await mapLayers(lowerDirs) : lowerDirs, join(containerDir, 'empty'));
-    binds.push({ containerPath: volume.containerPath, hostPath: await checkSubPath(target, volume), readonly: true, options: ['noexec', 'nosuid', 'nodev'] });
+    const bind: BindMountInput = { containerPath: volume.containerPath, hostPath: join(target, volume.subPath), readonly: true, options: ['noexec', 'nosuid', 'nodev'] };
+    leased.push({ volume, lowerDirs, target, bind });
   }
-  return binds;
+  return leased;
 }
 
-
+/**
+ * Mounts each leased image volume's layers read-only at its target, under the container's
+ * directory (so everything that unmounts it takes them away too), and checks its sub-path.
+ */
+export async function mountImageVolumes(
+  containerDir: string,
+  leased: readonly LeasedImageVolume[],
+  /** In a pod with its own user namespace: the id-mapped copy of a layer (an overlay cannot be id-mapped itself). */
+  layerFor: (lowerDir: string) => string = (dir) => dir,
+): Promise<void> {
+  for (const { volume, lowerDirs, target } of leased) {
+    await fs.mkdir(target, { recursive: true, mode: 0o755 });
+    await mountReadonlyOverlay(target, lowerDirs.map(layerFor), join(containerDir, 'empty'));
+    await checkSubPath(target, volume);
+  }
+}

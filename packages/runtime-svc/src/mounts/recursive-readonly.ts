@@ -1,12 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runCommand } from '@skiff/common';
 import type { BindMountInput } from '../oci/spec-builder.js';
 import { MountError } from './mounts.js';
-
-/** The helper that calls mount_setattr(2), shipped with this package. */
-export const MOUNT_API_HELPER = fileURLToPath(new URL('../../helpers/mount-api.py', import.meta.url));
+import { runNativeHelper } from './native-helpers.js';
 
 async function run(command: string, args: string[]): Promise<void> {
   const result = await runCommand(command, args, { timeoutMs: 30_000 });
@@ -36,7 +33,7 @@ export async function stageRecursiveReadonly(containerDir: string, mounts: reado
     else await fs.writeFile(target, '', { flag: 'wx', mode: 0o600 });
     await run('mount', ['--rbind', m.hostPath, target]);
     await run('mount', ['--make-rprivate', target]);
-    await run('/usr/bin/python3', [MOUNT_API_HELPER, 'rdonly', target]);
+    await runNativeHelper('mount-api', ['rdonly', target], `recursive read-only mount ${m.containerPath}`);
     staged.push({ ...m, hostPath: target });
   }
   return staged;
