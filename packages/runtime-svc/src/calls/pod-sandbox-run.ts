@@ -5,16 +5,12 @@ import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { seccompFor } from '../container/security-profiles.js';
-import type { PodIp } from '../cni/result.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import type { SandboxPaths } from '../daemon/paths.js';
-import type { Spec } from '../oci/runtime-spec.js';
-import type { SandboxRecord } from '../state/records.js';
 import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
 import { writePodFiles } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
-import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, type PauseProcess } from '../sandbox/sandbox-container.js';
+import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
 import { makeTraversable } from '../state/traversable.js';
@@ -26,7 +22,8 @@ import { nowNanos } from '../util/time.js';
 const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
 
 /**
- * RunPodSandbox: network namespace + CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
+ * RunPodSandbox: network namespace (in a user namespace of the pod's own when it asks for one) +
+ * CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
  * The record is written first (phase "creating") and each step registers its undo before it
  * runs (every undo tolerates its object being absent); a failure runs them in reverse, so nothing
  * is left behind, and a crash leaves a "creating" record that start-up recovery tears down the
@@ -67,11 +64,12 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     timer.mark('record');
 
     if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
+    if (rec.userns) undo.push(() => unmountIfMounted(paths.userns));
     const podShm = rec.namespaces.ipc !== 'NODE';
     if (podShm) undo.push(() => unmountIfMounted(paths.shm));
     await allSettledOrThrow([
       fs.mkdir(paths.rootfs, { mode: 0o755 }),
-      network && !rec.userns ? timer.time('netns', ctx.netns.create(id)) : undefined,
+      network ? timer.time('netns', rec.userns ? ctx.netns.createInUserNamespace(id, paths.userns, rec.userns) : ctx.netns.create(id)) : undefined,
       podShm ? timer.time('shm', fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS))) : undefined,
     ]);
     // runc makes the mount points in it as the pod's root.
@@ -82,14 +80,12 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
     if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
     undo.push(() => deleteSandboxContainer(ctx, rec));
-    const [ips, pause] = rec.userns && network
-      ? await runPauseThenNetwork(ctx, rec, paths, spec, timer)
-      : // The pod network and the pause container only share the namespace, which exists already:
-        // set both up at once (the two slowest steps of a pod start).
-        await allSettledOrThrow([
-          network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
-          timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
-        ]);
+    // The pod network and the pause container only share the namespaces, which exist already:
+    // set both up at once (the two slowest steps of a pod start).
+    const [ips, pause] = await allSettledOrThrow([
+      network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
+      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
+    ]);
     timer.mark('network and pause');
     rec.ips = ips;
     rec.pid = pause.pid;
@@ -116,11 +112,4 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     timer.done('failed');
     throw err;
   }
-}
-
-/** A user-namespaced pod: its pause process makes the network namespace, which is kept and then attached. */
-async function runPauseThenNetwork(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, spec: Spec, timer: StepTimer): Promise<[PodIp[], PauseProcess]> {
-  const pause = await timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec));
-  await timer.time('netns', ctx.netns.adopt(rec.id, pause.pid));
-  return [await timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)), pause];
 }

@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from '@skiff/common';
+import { runNativeHelper } from '../mounts/native-helpers.js';
+import type { IdMapping } from '../oci/runtime-spec.js';
 import { mountPoints, mountTable } from '../mounts/mountinfo.js';
 
 /**
@@ -77,12 +79,18 @@ export class NetnsManager {
   }
 
   /**
-   * Keeps the network namespace of process `pid` under `name`, as if made by create(): for a pod
-   * with its own user namespace, whose pause process makes the network namespace so that the
-   * user namespace owns it (the pod's containers could not join one the host's owns).
+   * Creates the namespace owned by a new user namespace (mapped as `mappings` says, container id
+   * 0 first), which is bind-mounted onto `usernsFile` (made here): for a pod with its own user
+   * namespace, whose containers could not join a network namespace the host's owns (nor mount
+   * sysfs in it). helpers/pod-userns.c makes both in one go and leaves no process behind; undo
+   * with remove() and unmounting `usernsFile`.
    */
-  async adopt(name: string, pid: number): Promise<string> {
-    return this.bindAt(name, (path) => run('mount', ['--bind', `/proc/${pid}/ns/net`, path]));
+  async createInUserNamespace(name: string, usernsFile: string, mappings: { uid: IdMapping; gid: IdMapping }): Promise<string> {
+    return this.bindAt(name, async (path) => {
+      await fs.writeFile(usernsFile, '', { flag: 'wx', mode: 0o444 });
+      const args = [usernsFile, path, String(mappings.uid.hostID), String(mappings.gid.hostID), String(mappings.uid.size)];
+      await runNativeHelper('pod-userns', args, "the pod's user and network namespaces");
+    });
   }
 
   private async bindAt(name: string, bind: (path: string) => Promise<void>): Promise<string> {

@@ -14,6 +14,8 @@ export interface SandboxPaths {
   shm: string;
   /** runc writes the pause process's pid here. */
   pidFile: string;
+  /** A pod with its own user namespace: the namespace, bind-mounted here, which keeps it alive. */
+  userns: string;
 }
 
 export interface ContainerPaths {
@@ -83,6 +85,7 @@ export class RuntimePaths {
       resolvConf: join(dir, 'resolv.conf'),
       shm: join(dir, 'shm'),
       pidFile: join(dir, 'pidfile'),
+      userns: join(dir, 'userns'),
     };
   }
 

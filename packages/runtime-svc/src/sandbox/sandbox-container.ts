@@ -28,8 +28,7 @@ export function shmMount(rec: SandboxRecord, paths: SandboxPaths): { destination
  */
 export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): ContainerSpecInput {
   const hostNetwork = rec.namespaces.network === 'NODE';
-  // A pod with its own user namespace gets a network namespace the user namespace owns, made by the pause process.
-  const network: NamespaceMode = hostNetwork ? { mode: 'host' } : rec.userns ? { mode: 'new' } : { mode: 'join', path: netnsPath };
+  const network: NamespaceMode = hostNetwork ? { mode: 'host' } : { mode: 'join', path: netnsPath };
   return {
     rootfs: paths.rootfs,
     readonlyRootfs: true,
@@ -38,8 +37,9 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
     mounts: [{ containerPath: CATATONIT_IN_SANDBOX, hostPath: ctx.config.runtime.catatonit, readonly: true }],
     extraMounts: [shmMount(rec, paths)],
     namespaces: {
-      // The pause process makes the pod's user namespace first; the others it makes belong to it.
-      user: rec.userns ? { mode: 'new' } : { mode: 'host' },
+      // Made (and mapped) before the pause starts, with the network namespace it owns; runc joins
+      // it first, so the namespaces the pause makes belong to it too.
+      user: rec.userns ? { mode: 'join', path: paths.userns } : { mode: 'host' },
       network,
       uts: hostNetwork ? { mode: 'host' } : { mode: 'new' },
       ipc: rec.namespaces.ipc === 'NODE' ? { mode: 'host' } : { mode: 'new' },

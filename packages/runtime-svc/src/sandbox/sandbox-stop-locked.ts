@@ -11,7 +11,7 @@ import { detachSandboxNetwork } from './sandbox-network.js';
 const SANDBOX_STOP_GRACE_MS = 10_000;
 
 /**
- * The part of stopping that concerns the sandbox itself: catatonit, the network, the namespace
+ * The part of stopping that concerns the sandbox itself: catatonit, the network, the namespaces
  * and /dev/shm. Each step tolerates its object being gone, so it can run again after a failure.
  */
 async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord, timer: StepTimer): Promise<void> {
@@ -23,8 +23,11 @@ async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord, ti
   timer.mark('netns');
   // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
   rec.netnsPath = undefined;
-  await unmountIfMounted(ctx.paths.sandbox(rec.id).shm);
-  timer.mark('shm');
+  const paths = ctx.paths.sandbox(rec.id);
+  await unmountIfMounted(paths.shm);
+  // Its last holder once the pause and the network namespace are gone.
+  await unmountIfMounted(paths.userns);
+  timer.mark('shm and user namespace');
 }
 
 /** StopPodSandbox with the sandbox's lock held: every container killed, then the sandbox's own resources. */
