@@ -2,16 +2,19 @@
  * Pods with their own user namespace (hostUsers: false): the mapping seen from inside, shared by
  * the pod's containers, files owned as the container should see them through id-mapped mounts
  * (nothing chowned), a hostPath written by the container's root owned by the host's, users inside
- * the namespace, namespaced capabilities, and every refusal.
+ * the namespace, namespaced capabilities (no clock, no kernel modules, no device nodes), every
+ * refusal, and SIGKILLs of runtime-svc in the middle of CreateContainer and RunPodSandbox.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
 
 const SIZE = 65536;
 // Far above any real user, and apart for each test process.
@@ -43,6 +46,24 @@ async function run(name: string, overrides: Partial<cri.ContainerConfig> = {}): 
     ...overrides,
     linux: { ...overrides.linux, security_context: { ...security, namespace_options: usernsOptions(HOST_BASE) } },
   });
+}
+
+/**
+ * Live processes whose user namespace maps container uid 0 to `hostId`, with their command lines.
+ * A zombie is left out: it is its parent's to reap (a pause orphaned by a killed runc run goes to
+ * the host's init, which may take its time).
+ */
+async function processesMapping(hostId: number): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const map = await readFile(`/proc/${name}/uid_map`, 'utf8').catch(() => '');
+    if (map.trim().split(/\s+/).slice(0, 2).join(' ') !== `0 ${hostId}`) continue;
+    const state = /\) (\S)/.exec(await readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''))?.[1];
+    if (state === 'Z' || state === undefined) continue;
+    found.push(`${name} ${(await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' ').trim()} (${state})`);
+  }
+  return found;
 }
 
 async function sh(id: string, script: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -110,6 +131,19 @@ describe('a pod with its own user namespace', () => {
     assert.match(result.stderr, /can't set date: Operation not permitted/);
   });
 
+  test("its root can neither load a kernel module nor make a device node, though it holds CAP_SYS_MODULE and CAP_MKNOD in the pod's namespace", async () => {
+    const id = await run('module', { linux: { security_context: { capabilities: { add_capabilities: ['SYS_MODULE', 'MKNOD'] } } } });
+    const capEff = BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec((await sh(id, 'cat /proc/self/status')).stdout)![1]}`);
+    assert.equal((capEff >> 16n) & 1n, 1n, 'CAP_SYS_MODULE (16) is in the effective set');
+    assert.equal((capEff >> 27n) & 1n, 1n, 'CAP_MKNOD (27) is in the effective set');
+    // Any file will do: the kernel checks the capability (in the host's namespace) before the
+    // contents. A kernel built without modules has no such call at all (ENOSYS).
+    const insmod = await sh(id, 'busybox insmod /bin/busybox');
+    assert.notEqual(insmod.code, 0);
+    assert.match(insmod.stderr, existsSync('/proc/modules') ? /Operation not permitted/ : /kernel does not support requested operation/);
+    assert.match((await sh(id, 'mknod /tmp/null c 1 3')).stderr, /Operation not permitted/);
+  });
+
   test('every mapping this runtime cannot honour is refused, naming the problem', async () => {
     const mapping = (host_id: number, container_id = 0, length = SIZE): cri.IDMapping => ({ host_id, container_id, length });
     const cases: [Partial<cri.UserNamespace>, RegExp][] = [
@@ -141,6 +175,51 @@ describe('a pod with its own user namespace', () => {
       const { containers } = await callUnary(h.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
       const stray = (await idmappedMounts()).filter((line) => !containers.some((c) => line.includes(`/${c.id}/`)));
       assert.deepEqual(stray, [], `after a SIGKILL ${delayMs} ms into CreateContainer`);
+    }
+  });
+
+  test('runtime-svc killed in the middle of a user-namespaced RunPodSandbox: the pod is whole or gone, nothing else left', async (t) => {
+    const hostId = HOST_BASE + 2 * SIZE;
+    // A fresh supervisor: the restart wait grows with each quick crash, and the test above crashed it.
+    await h.restartSkiff();
+    const t0 = Date.now();
+    const probe = await usernsPod(hostId);
+    const callMs = Date.now() - t0;
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: probe.id }, { timeoutMs: 60_000 });
+    for (const fraction of [0.15, 0.45, 0.8]) {
+      const before = new Set((await callUnary(h.runtime, 'ListPodSandbox', {}, { timeoutMs: 10_000 })).items.map((p) => p.id));
+      const pid = (await h.skiff.servicePid('runtime-svc'))!;
+      const outcome = usernsPod(hostId).then(
+        (started) => started.id,
+        () => undefined,
+      );
+      await new Promise((r) => setTimeout(r, Math.round(callMs * fraction)));
+      process.kill(pid, 'SIGKILL');
+      const returned = await outcome;
+      await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+      await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+      const at = `after a SIGKILL ${Math.round(callMs * fraction)} ms into RunPodSandbox (${callMs} ms uncut)`;
+
+      const { items } = await callUnary(h.runtime, 'ListPodSandbox', {}, { timeoutMs: 10_000 });
+      const { containers } = await callUnary(h.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
+      const made = items.filter((p) => !before.has(p.id));
+      t.diagnostic(`${at}: ${returned ? 'the call completed' : 'the call was cut short'}, the pod is ${made.length > 0 ? 'whole' : 'gone'}`);
+      if (returned) assert.deepEqual(made.map((p) => p.id), [returned], at);
+      const inventory = await h.inventory();
+      // Whole: ready, with its namespaces, its address and its pause process.
+      for (const p of made) {
+        assert.equal(p.state, 'SANDBOX_READY', at);
+        assert.ok(inventory.netns.includes(p.id) && inventory.runc.includes(p.id) && Object.values(inventory.ipOwners).includes(p.id), `${at}: pod ${p.id} is listed but not whole`);
+        assert.ok(inventory.mounts.some((m) => m.endsWith(`/${p.id}/userns`)), `${at}: pod ${p.id} has no user namespace`);
+        await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 60_000 });
+      }
+      // Gone: nothing on the machine names an id the runtime does not list (namespaces, addresses,
+      // nat rules, mounts: id-mapped ones and the user namespace's), and no process is in the namespace.
+      const listed = new Set([...before, ...containers.map((c) => c.id)]);
+      const after = await h.inventory();
+      const strays = [...inventoryIds(after)].filter((id) => !listed.has(id)).map((id) => `${id} (${placesOf(after, id).join(', ')})`);
+      assert.deepEqual(strays, [], at);
+      assert.deepEqual(await processesMapping(hostId), [], `${at}: processes left in the pod's user namespace`);
     }
   });
 });
