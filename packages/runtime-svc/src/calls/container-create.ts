@@ -201,14 +201,14 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       if (idmapped && sandbox.userns) {
         // Every copy at once: the layers, the image volumes' layers, and each bind the spec will
         // have (which the container's user does not change, so a provisional one tells them).
-        for (const dir of [...lowerDirs, ...volumes.flatMap((v) => v.lowerDirs)]) idmapped.targetOf(dir);
-        for (const source of bindSources(specInput(PROVISIONAL_USER))) if (!madeOfMappedLayers(source)) idmapped.targetOf(source);
+        for (const dir of [...lowerDirs, ...volumes.flatMap((v) => v.lowerDirs)]) idmapped.plan(dir);
+        for (const source of bindSources(specInput(PROVISIONAL_USER))) if (!madeOfMappedLayers(source)) idmapped.plan(source);
         await idmapped.make();
         timer.mark('id-mapped mounts');
         // The upper layer's root is the container's "/": it belongs to the pod's root.
         await fs.chown(paths.upper, sandbox.userns.uid.hostID, sandbox.userns.gid.hostID);
       }
-      const layerFor = (dir: string): string => idmapped?.targetOf(dir) ?? dir;
+      const layerFor = (dir: string): string => idmapped?.copyOf(dir) ?? dir;
       await mountOverlay(paths.rootfs, lowerDirs.map(layerFor), paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
       rec.rootfsMounted = true;
       await mountImageVolumes(paths.dir, volumes, layerFor);

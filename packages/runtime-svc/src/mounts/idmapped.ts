@@ -21,13 +21,20 @@ export class IdmappedMounts {
     private readonly dir: string,
   ) {}
 
-  /** Where the id-mapped copy of `source` will be once make() has run (one copy per source). */
-  targetOf(source: string): string {
+  /** Plans an id-mapped copy of `source` (one per source); answers where make() will put it. */
+  plan(source: string): string {
     let target = this.planned.get(source);
     if (target === undefined) {
       target = join(this.dir, String(this.planned.size));
       this.planned.set(source, target);
     }
+    return target;
+  }
+
+  /** The id-mapped copy of a planned `source`; one that was not planned is a bug, not a path to use unmapped. */
+  copyOf(source: string): string {
+    const target = this.planned.get(source);
+    if (target === undefined) throw new Error(`no id-mapped copy of ${source} was planned`);
     return target;
   }
 
@@ -45,18 +52,9 @@ export class IdmappedMounts {
     await runNativeHelper('mount-api', ['idmap', this.usernsPath, ...pairs], "id-mapped mounts for the pod's user namespace");
   }
 
-  /**
-   * The spec's mounts with each bind's source replaced by its id-mapped copy; `skip` (already
-   * made of id-mapped layers) stays as it is. A bind that was not planned is a bug, not a bind
-   * to make unmapped.
-   */
+  /** The spec's mounts with each bind's source replaced by its copy; `skip` (already made of id-mapped layers) stays as it is. */
   withMappedSources(mounts: readonly Mount[], skip: (source: string) => boolean): Mount[] {
-    return mounts.map((m) => {
-      if (m.type !== 'bind' || m.source === undefined || skip(m.source)) return m;
-      const source = this.planned.get(m.source);
-      if (source === undefined) throw new Error(`bind mount ${m.destination}: no id-mapped copy of ${m.source} was planned`);
-      return { ...m, source };
-    });
+    return mounts.map((m) => (m.type !== 'bind' || m.source === undefined || skip(m.source) ? m : { ...m, source: this.copyOf(m.source) }));
   }
 }
 

@@ -58,14 +58,14 @@ describe('the C helpers', { skip: !isRoot && 'needs root' }, () => {
     await fs.mkdir(source);
     await fs.writeFile(join(source, 'file'), 'x');
     const idmapped = new IdmappedMounts(usernsFile, join(dir, 'idmapped'));
-    const target = idmapped.targetOf(source);
+    const target = idmapped.plan(source);
     await idmapped.make();
     assert.equal((await fs.stat(join(target, 'file'))).uid, HOST_ID);
 
     // procfs cannot be id-mapped: FailedPrecondition naming it, and the copy made before it is undone.
     const failing = new IdmappedMounts(usernsFile, join(dir, 'idmapped-failing'));
-    const first = failing.targetOf(source);
-    failing.targetOf('/proc');
+    const first = failing.plan(source);
+    failing.plan('/proc');
     await assert.rejects(failing.make(), (err: unknown) => err instanceof KernelSupportError && /cannot id-map the filesystem of \/proc/.test(err.message));
     assert.ok(!(await mountPoints()).has(first), 'the first copy is unmounted again after the second failed');
 
