@@ -253,7 +253,7 @@ describe('runtime service through skiff up', () => {
     });
 
     test('unknown runtime handler', async () => {
-      await expectNoChange(() => h.runPod({}, 'no-such-handler'), status.NOT_FOUND, /"no-such-handler"/);
+      await expectNoChange(() => h.runPod({}, 'no-such-handler'), status.INVALID_ARGUMENT, /"no-such-handler"/);
     });
 
     test('a log path escaping the log directory', async () => {

@@ -92,6 +92,8 @@ export async function waitUntilRuntimeServiceAnswers(socket: string, timeoutMs =
 
 let podCounter = 0;
 
+const DEFAULT_HANDLER = process.env['SKIFF_E2E_RUNTIME_HANDLER'] ?? '';
+
 export class RuntimeHarness {
   runtime: RuntimeServiceClient;
   images: ImageServiceClient;
@@ -155,7 +157,8 @@ export class RuntimeHarness {
     };
   }
 
-  async runPod(overrides: Partial<cri.PodSandboxConfig> = {}, runtimeHandler = ''): Promise<Pod> {
+  /** Pods run with the handler SKIFF_E2E_RUNTIME_HANDLER names (runc's when unset), unless one is given. */
+  async runPod(overrides: Partial<cri.PodSandboxConfig> = {}, runtimeHandler = DEFAULT_HANDLER): Promise<Pod> {
     const config = this.podConfig(overrides);
     const { pod_sandbox_id } = await callUnary(this.runtime, 'RunPodSandbox', { config, runtime_handler: runtimeHandler }, { timeoutMs: 60_000 });
     return { id: pod_sandbox_id, config };

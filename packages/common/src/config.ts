@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { LogLevel } from './logger.js';
@@ -28,17 +28,31 @@ export interface ImageServiceConfig {
   metrics_address: string;
 }
 
-/** A RuntimeClass handler: an OCI runtime with runc's command line (runc, crun, ...). */
+/**
+ * How a handler's runtime runs a pod: "oci" makes one OCI container per CRI container, as runc and
+ * crun do; "sandbox" makes the pod's sandbox one OCI container that its app containers then join,
+ * as runsc (gVisor) does.
+ */
+export type RuntimeHandlerKind = 'oci' | 'sandbox';
+
+/** A RuntimeClass handler: an OCI runtime with runc's command line (runc, crun, runsc, ...). */
 export interface RuntimeHandlerConfig {
   /** The handler name RuntimeClass objects refer to. "" and "runc" always mean the default runtime. */
   name: string;
   runtime_path: string;
+  /** Global flags given to every call of the runtime, before the command (e.g. "--platform=systrap"). */
+  runtime_args: string[];
+  /** The runtime's state directory (--root); "" for one of Skiff's own under its run directory. */
+  runtime_root: string;
+  kind: RuntimeHandlerKind;
 }
 
 export interface RuntimeServiceConfig {
   socket: string;
   /** The default OCI runtime (handler "" or "runc"). */
   runc: string;
+  /** gVisor's runsc, offered as the handler "runsc" when it is installed; "" never offers it. */
+  runsc: string;
   conmon: string;
   /** PID 1 of every pod sandbox, bind-mounted read-only from the host. */
   catatonit: string;
@@ -133,6 +147,7 @@ export function defaultConfig(): SkiffConfig {
     runtime: {
       socket: '/run/skiff/runtime.sock',
       runc: '/usr/sbin/runc',
+      runsc: '/usr/bin/runsc',
       conmon: '/usr/bin/conmon',
       catatonit: '/usr/bin/catatonit',
       cni_conf_dir: '/etc/cni/net.d',
@@ -199,12 +214,15 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
   if (!Array.isArray(runtime.cdi_spec_dirs) || !runtime.cdi_spec_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cdi_spec_dirs" must be a list of absolute paths');
   }
+  if (typeof runtime.runsc !== 'string' || (runtime.runsc !== '' && !runtime.runsc.startsWith('/'))) {
+    throw new ConfigError(`"runtime.runsc" must be an absolute path, or "" to never offer the runsc handler, got ${JSON.stringify(runtime.runsc)}`);
+  }
   if (!Array.isArray(runtime.handlers)) throw new ConfigError('"runtime.handlers" must be a list of tables ([[runtime.handlers]])');
   const seen = new Set<string>();
   for (const [i, h] of runtime.handlers.entries()) {
     const where = `runtime.handlers[${i}]`;
     if (!isTable(h)) throw new ConfigError(`"${where}" must be a table with "name" and "runtime_path"`);
-    const unknown = Object.keys(h).filter((k) => k !== 'name' && k !== 'runtime_path');
+    const unknown = Object.keys(h).filter((k) => !HANDLER_KEYS.includes(k));
     if (unknown.length > 0) throw new ConfigError(`unknown configuration key "${where}.${unknown[0]}"`);
     if (typeof h.name !== 'string' || !HANDLER_NAME.test(h.name)) {
       throw new ConfigError(`"${where}.name" must be a DNS label (lower-case letters, digits, '-', '.'), got ${JSON.stringify(h.name)}`);
@@ -215,10 +233,28 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
     if (typeof h.runtime_path !== 'string' || !h.runtime_path.startsWith('/')) {
       throw new ConfigError(`"${where}.runtime_path" must be an absolute path, got ${JSON.stringify(h.runtime_path)}`);
     }
+    const args: unknown = h.runtime_args ?? [];
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && a.startsWith('-'))) {
+      throw new ConfigError(`"${where}.runtime_args" must be a list of flags (each starting with '-'), got ${JSON.stringify(args)}`);
+    }
+    const root: unknown = h.runtime_root ?? '';
+    if (typeof root !== 'string' || (root !== '' && !root.startsWith('/'))) {
+      throw new ConfigError(`"${where}.runtime_root" must be an absolute path, got ${JSON.stringify(root)}`);
+    }
+    const kind: unknown = h.kind ?? 'oci';
+    if (kind !== 'oci' && kind !== 'sandbox') throw new ConfigError(`"${where}.kind" must be "oci" or "sandbox", got ${JSON.stringify(kind)}`);
   }
   // Plain objects from here on (the TOML parser gives tables without a prototype).
-  runtime.handlers = runtime.handlers.map(({ name, runtime_path }) => ({ name, runtime_path }));
+  runtime.handlers = runtime.handlers.map((h) => ({
+    name: h.name,
+    runtime_path: h.runtime_path,
+    runtime_args: [...(h.runtime_args ?? [])],
+    runtime_root: h.runtime_root ?? '',
+    kind: h.kind ?? 'oci',
+  }));
 }
+
+const HANDLER_KEYS = ['name', 'runtime_path', 'runtime_args', 'runtime_root', 'kind'];
 
 const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
@@ -357,5 +393,23 @@ export async function loadConfig(path?: string): Promise<SkiffConfig> {
     }
   }
   validate(config);
+  await addDetectedRunsc(config.runtime);
   return config;
+}
+
+/** Flags of the built-in runsc handler; see packages/runtime-svc/README.md ("gVisor"). */
+export const RUNSC_DEFAULT_ARGS = ['--platform=systrap', '--network=host'];
+
+/**
+ * The default configuration offers gVisor as the handler "runsc" whenever `runtime.runsc` names an
+ * executable, unless a [[runtime.handlers]] entry defines "runsc" itself.
+ */
+async function addDetectedRunsc(runtime: RuntimeServiceConfig): Promise<void> {
+  if (runtime.runsc === '' || runtime.handlers.some((h) => h.name === 'runsc')) return;
+  try {
+    await fs.access(runtime.runsc, fsConstants.X_OK);
+  } catch {
+    return;
+  }
+  runtime.handlers.push({ name: 'runsc', runtime_path: runtime.runsc, runtime_args: [...RUNSC_DEFAULT_ARGS], runtime_root: '', kind: 'sandbox' });
 }

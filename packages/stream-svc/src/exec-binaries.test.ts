@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execBinaries } from './exec-binaries.js';
 
-const config = { runc: '/usr/sbin/runc', conmon: '/usr/bin/conmon', handlers: [{ name: 'gvisor', runtime_path: '/usr/bin/runsc' }] };
+const config = { runc: '/usr/sbin/runc', conmon: '/usr/bin/conmon', handlers: [{ name: 'gvisor', runtime_path: '/usr/bin/runsc', runtime_args: [], runtime_root: '', kind: 'sandbox' as const }] };
 
 test("an exec runs the runtime that stream-svc's configuration names for the container's handler", () => {
   assert.deepEqual(execBinaries(config, { handler: 'gvisor', root: '/run/skiff/runtimes/gvisor', args: [] }), {

@@ -10,6 +10,8 @@ import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
+import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spec.js';
+import { SANDBOX_RUNTIME_LAUNCHER } from '../container/sandboxed-start.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
@@ -129,6 +131,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
     const resolved = await ctx.images.resolveRootfs(imageRef);
     const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
+    checkContainerFeatures(handler, config);
 
     timer.mark('validate and resolve image');
     const id = newId();
@@ -216,7 +219,8 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
-      const spec = buildSpec(specInput(user), ctx.facts);
+      const builtSpec = buildSpec(specInput(user), ctx.facts);
+      const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec) : builtSpec;
       if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
       await allSettledOrThrow([
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
@@ -232,7 +236,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined,
         timer.time('conmon + runc create', createContainerWithMonitor({
           conmonPath: ctx.config.runtime.conmon,
-          runtime: handler.runc.binaryForConmon,
+          runtime: handler.kind === 'sandbox' ? { ...handler.runc.binaryForConmon, launcher: SANDBOX_RUNTIME_LAUNCHER } : handler.runc.binaryForConmon,
           id,
           name: rec.fullName,
           bundle: paths.bundle,

@@ -7,6 +7,7 @@ import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
+import { killHolder, startInSandbox } from '../container/sandboxed-start.js';
 import { StepTimer } from '../util/step-timer.js';
 import { nowNanos } from '../util/time.js';
 
@@ -25,13 +26,17 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       throw new StatusError(status.FAILED_PRECONDITION, `the pod sandbox ${rec.sandboxId} of container ${rec.id} is not ready`);
     }
     timer.mark('checks');
-    const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
+    const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+    const runc = handler.runc;
     try {
-      await runc.start(rec.id);
+      if (handler.kind === 'sandbox' && rec.pid !== undefined) await startInSandbox(runc, rec.id, rec.pid, ctx.paths.container(rec.id).bundle);
+      else await runc.start(rec.id);
       timer.mark('runc start');
     } catch (err) {
       timer.done('failed');
       await runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
+      // The holder left by helpers/sandbox-runtime.sh would otherwise wait for a start forever.
+      if (handler.kind === 'sandbox') await killHolder(rec.id, ctx.paths.container(rec.id).pidFile);
       rec.phase = 'exited';
       rec.exitCode = 128;
       rec.finishedAt = nowNanos();

@@ -13,6 +13,7 @@ import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
+import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
 import { makeTraversable } from '../state/traversable.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
@@ -34,7 +35,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   const id = newId();
   const timer = new StepTimer(ctx.log, 'RunPodSandbox', { sandbox: id });
   const rec = sandboxRecordFromRequest(id, request, { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver }, nowNanos());
-  ctx.handlers.resolve(rec.runtimeHandler);
+  checkSandboxFeatures(ctx.handlers.resolve(rec.runtimeHandler), rec.userns !== undefined);
   const paths = ctx.paths.sandbox(id);
   const security = request.config?.linux?.security_context ?? null;
   const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');

@@ -25,7 +25,10 @@ export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.Status
   const { file, ...network } = await networkCondition(ctx);
   const response: cri.StatusResponse = {
     status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, network] },
-    runtime_handlers: ctx.handlers.names().map((name) => ({ name, features: { recursive_read_only_mounts: true, user_namespaces: true } })),
+    runtime_handlers: ctx.handlers.entries().map(([name, h]) => ({
+      name,
+      features: { recursive_read_only_mounts: h.features.recursiveReadOnlyMounts, user_namespaces: h.features.userNamespaces },
+    })),
     features: { supplemental_groups_policy: true, user_namespaces_host_network: false, mount_options: true },
   };
   if (request.verbose) {

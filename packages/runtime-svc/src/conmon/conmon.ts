@@ -20,6 +20,11 @@ export interface RuntimeBinary {
   root?: string;
   /** Further global runtime flags (e.g. --systemd-cgroup). */
   args?: string[];
+  /**
+   * A program conmon runs in the runtime's place, given the runtime's path as its first argument
+   * (see helpers/sandbox-runtime.sh).
+   */
+  launcher?: string;
 }
 
 export interface ContainerMonitorOptions {
@@ -91,7 +96,9 @@ export function containerMonitorArgs(o: ContainerMonitorOptions): string[] {
     '--cid', o.id,
     '--cuuid', o.id,
     '--bundle', o.bundle,
-    '--runtime', o.runtime?.path ?? DEFAULT_RUNC_PATH,
+    ...(o.runtime?.launcher
+      ? ['--runtime', o.runtime.launcher, '--runtime-arg', o.runtime.path ?? DEFAULT_RUNC_PATH]
+      : ['--runtime', o.runtime?.path ?? DEFAULT_RUNC_PATH]),
     '--runtime-arg', `--root=${o.runtime?.root ?? DEFAULT_RUNC_ROOT}`,
     '--container-pidfile', o.containerPidFile,
     '--conmon-pidfile', o.conmonPidFile,

@@ -8,6 +8,7 @@ import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
 import type { StepTimer } from '../util/step-timer.js';
+import { killHolder, SANDBOX_RUNTIME_LAUNCHER } from './sandboxed-start.js';
 
 /** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;
@@ -24,7 +25,9 @@ export async function awaitCreateInFlight(id: string, runcRoot: string): Promise
     argv.includes(id) &&
     (argv.includes('create') || argv.includes('run')) &&
     (argv.includes(`--root=${runcRoot}`) || argv.includes(runcRoot)) &&
-    !argv[0]!.endsWith('conmon');
+    !argv[0]!.endsWith('conmon') &&
+    // The holder a sandbox-kind create leaves behind keeps the launcher's command line for good.
+    !argv.includes(SANDBOX_RUNTIME_LAUNCHER);
   const creating = await findProcesses((p) => isCreate(p.argv), isCreate);
   if (creating.length > 0) await awaitProcessesExit(creating, CREATE_GRACE_MS);
 }
@@ -53,6 +56,7 @@ export async function teardownContainer(
   await handler.runc.delete(rec.id, { force: true });
   timer?.mark('runc delete');
   await killMonitor(rec.id, paths.conmonPidFile);
+  if (handler.kind === 'sandbox') await killHolder(rec.id, paths.pidFile);
   await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
   timer?.mark('monitor');
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);

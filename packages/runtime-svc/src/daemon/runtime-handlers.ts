@@ -1,13 +1,29 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError, type RuntimeServiceConfig } from '@skiff/common';
+import { StatusError, type RuntimeHandlerKind, type RuntimeServiceConfig } from '@skiff/common';
 import { Runc } from '../oci/runc.js';
 import type { RuntimePaths } from './paths.js';
+
+/** What a handler's runtime can honour, as StatusResponse announces it. */
+export interface HandlerFeatures {
+  userNamespaces: boolean;
+  recursiveReadOnlyMounts: boolean;
+}
 
 /** A RuntimeClass handler and the runc-compatible runtime behind it. */
 export interface RuntimeHandler {
   /** "" for the default handler (also reachable as "runc"). */
   name: string;
+  kind: RuntimeHandlerKind;
   runc: Runc;
+  features: HandlerFeatures;
+}
+
+/**
+ * runsc's own kernel implements neither id-mapped mounts nor mount_setattr, so a sandbox-kind
+ * handler offers neither user namespaces nor recursive read-only mounts.
+ */
+function featuresOf(kind: RuntimeHandlerKind): HandlerFeatures {
+  return kind === 'oci' ? { userNamespaces: true, recursiveReadOnlyMounts: true } : { userNamespaces: false, recursiveReadOnlyMounts: false };
 }
 
 /** The default runtime under "" and "runc", plus the named handlers of the configuration. */
@@ -20,17 +36,23 @@ export class RuntimeHandlers {
     private readonly paths: RuntimePaths,
     private readonly systemdCgroup: boolean,
   ) {
-    this.default = { name: '', runc: new Runc({ binary: config.runc, root: paths.runcRoot(''), systemdCgroup }) };
+    this.default = { name: '', kind: 'oci', runc: new Runc({ binary: config.runc, root: paths.runcRoot(''), systemdCgroup }), features: featuresOf('oci') };
     this.byName.set('', this.default);
     this.byName.set('runc', this.default);
     for (const h of config.handlers) {
-      this.byName.set(h.name, { name: h.name, runc: new Runc({ binary: h.runtime_path, root: paths.runcRoot(h.name), systemdCgroup }) });
+      const runc = new Runc({ binary: h.runtime_path, root: h.runtime_root || paths.runcRoot(h.name), systemdCgroup, extraArgs: h.runtime_args });
+      this.byName.set(h.name, { name: h.name, kind: h.kind, runc, features: featuresOf(h.kind) });
     }
   }
 
   /** Names announced in StatusResponse: the default ("") and every configured one. */
   names(): string[] {
     return [...this.byName.keys()];
+  }
+
+  /** Each name with its handler (the default appears as "" and "runc"). */
+  entries(): [string, RuntimeHandler][] {
+    return [...this.byName.entries()];
   }
 
   all(): RuntimeHandler[] {
@@ -41,7 +63,7 @@ export class RuntimeHandlers {
     const handler = this.byName.get(name);
     if (!handler) {
       const known = this.names().filter(Boolean).join(', ');
-      throw new StatusError(status.NOT_FOUND, `runtime handler "${name}" is not configured; this node offers: ${known} (and "" for the default)`);
+      throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${name}" is not configured; this node offers: ${known} (and "" for the default)`);
     }
     return handler;
   }
@@ -55,7 +77,9 @@ export class RuntimeHandlers {
     return (
       this.byName.get(name) ?? {
         name,
+        kind: 'oci',
         runc: new Runc({ binary: this.config.runc, root: this.paths.runcRoot(name), systemdCgroup: this.systemdCgroup }),
+        features: featuresOf('oci'),
       }
     );
   }

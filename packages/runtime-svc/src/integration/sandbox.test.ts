@@ -189,7 +189,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
   });
 
   it('refuses bad requests before making anything, and undoes everything when a late step fails', async () => {
-    await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config: podConfig(logs), runtime_handler: 'kata' }), status.NOT_FOUND, /"kata"/);
+    await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config: podConfig(logs), runtime_handler: 'kata' }), status.INVALID_ARGUMENT, /"kata"/);
     await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config: podConfig(logs, { linux: { sysctls: { 'kernel.panic': '1' } } }) }), status.INVALID_ARGUMENT, /kernel\.panic/);
     await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config: { metadata: { name: 'x' } } }), status.INVALID_ARGUMENT, /metadata\.namespace/);
     // The "broken" handler's runtime fails at create: after the network was attached and /dev/shm mounted.

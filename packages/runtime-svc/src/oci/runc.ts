@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCommand, type CommandResult } from '@skiff/common';
+import { runCommand, type CommandResult, type RunCommandOptions } from '@skiff/common';
 import type { LinuxResources } from './runtime-spec.js';
 
 export const DEFAULT_RUNC_PATH = '/usr/sbin/runc';
@@ -15,6 +15,8 @@ export interface RuncOptions {
   timeoutMs?: number;
   /** Let systemd manage cgroups (runc --systemd-cgroup): for hosts where systemd is PID 1. */
   systemdCgroup?: boolean;
+  /** Further global flags of this runtime (e.g. runsc's --platform=systrap). */
+  extraArgs?: string[];
 }
 
 export type RuncStatus = 'creating' | 'created' | 'running' | 'paused' | 'stopped';
@@ -96,6 +98,7 @@ export class Runc {
   readonly binary: string;
   readonly root: string;
   readonly systemdCgroup: boolean;
+  readonly extraArgs: readonly string[];
   private readonly timeoutMs: number;
 
   constructor(options: RuncOptions = {}) {
@@ -103,16 +106,21 @@ export class Runc {
     this.root = options.root ?? DEFAULT_RUNC_ROOT;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.systemdCgroup = options.systemdCgroup ?? false;
+    this.extraArgs = [...(options.extraArgs ?? [])];
   }
 
   /** The global flags every call starts with; conmon is given the same through --runtime-arg. */
   get globalArgs(): string[] {
-    return this.systemdCgroup ? ['--root', this.root, '--systemd-cgroup'] : ['--root', this.root];
+    return ['--root', this.root, ...this.flags()];
   }
 
   /** What conmon needs to run this runtime the same way. */
   get binaryForConmon(): { path: string; root: string; args: string[] } {
-    return { path: this.binary, root: this.root, args: this.systemdCgroup ? ['--systemd-cgroup'] : [] };
+    return { path: this.binary, root: this.root, args: this.flags() };
+  }
+
+  private flags(): string[] {
+    return [...(this.systemdCgroup ? ['--systemd-cgroup'] : []), ...this.extraArgs];
   }
 
   private async run(args: string[], options: RunOptions = {}): Promise<CommandResult> {
@@ -140,20 +148,31 @@ export class Runc {
    * in the container) and its errors are read from its JSON log instead.
    */
   private async runDetachedCommand(command: string[], id: string, bundle: string, options: DetachedOptions): Promise<void> {
+    const args = [...command, '--bundle', bundle, '--pid-file', options.pidFile];
+    if (options.noPivot) args.push('--no-pivot');
+    args.push(id);
+    await this.runLogged(args, { timeoutMs: options.timeoutMs ?? this.timeoutMs, discardOutput: true });
+  }
+
+  /** Runs a command whose stdio is not ours to read; its errors come from its JSON log. */
+  private async runLogged(args: string[], options: RunCommandOptions): Promise<void> {
     await withTempDir(async (dir) => {
       const log = join(dir, 'runc.log');
-      const args = ['--log', log, '--log-format', 'json', ...command, '--bundle', bundle, '--pid-file', options.pidFile];
-      if (options.noPivot) args.push('--no-pivot');
-      args.push(id);
-      const result = await runCommand(this.binary, [...this.globalArgs, ...args], {
-        timeoutMs: options.timeoutMs ?? this.timeoutMs,
-        discardOutput: true,
-      });
+      const full = ['--log', log, '--log-format', 'json', ...args];
+      const result = await runCommand(this.binary, [...this.globalArgs, ...full], { timeoutMs: this.timeoutMs, ...options });
       if (result.code !== 0) {
         const logText = await fs.readFile(log, 'utf8').catch(() => '');
-        throw new RuncError(args, result.code, errorsFromRuncLog(logText) || 'no error output');
+        throw new RuncError(full, result.code, errorsFromRuncLog(logText) || 'no error output');
       }
     });
+  }
+
+  /**
+   * `start` handing the given descriptors on as the container's stdin, stdout and stderr: runsc
+   * gives a container that joins a sandbox the standard I/O of `runsc start`.
+   */
+  async startWithStdio(id: string, stdioFds: [number, number, number]): Promise<void> {
+    await this.runLogged(['start', id], { stdioFds });
   }
 
   async start(id: string): Promise<void> {
@@ -197,6 +216,12 @@ export class Runc {
       if (err instanceof RuncError && err.notFound) return;
       throw err;
     }
+  }
+
+  /** One `events --stats` reading of a container (runsc): its usage as the sandbox's kernel counts it. */
+  async eventsStats(id: string): Promise<string> {
+    const { stdout } = await this.run(['events', '--stats', id], { timeoutMs: 10_000 });
+    return stdout;
   }
 
   /** Changes a running container's cgroup limits (`runc update --resources -`). */

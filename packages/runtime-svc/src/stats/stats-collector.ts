@@ -9,6 +9,7 @@ import { nowNanos } from '../util/time.js';
 import { readCgroupSample, sumSamples, type CgroupSample } from './cgroup-stats.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupDetail, type CgroupDetail } from './cgroup-detail.js';
+import { readSandboxedSample } from './sandboxed-stats.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
   return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
@@ -66,6 +67,11 @@ export class StatsCollector {
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
     const live = rec.phase === 'running' || rec.phase === 'created';
+    const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
+    if (live && handler.kind === 'sandbox') {
+      const [sample, layer] = await Promise.all([readSandboxedSample(handler.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
+      return { sample, detail: {}, layer };
+    }
     const cgroups = live ? await this.cgroupsOf(rec.pid) : undefined;
     this.mounts ??= cgroupMounts();
     const mounts = await this.mounts;
@@ -85,7 +91,10 @@ export class StatsCollector {
   }
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
-    return rec.phase === 'running' || rec.phase === 'created' ? this.sampleOf(await this.cgroupsOf(rec.pid)) : {};
+    if (rec.phase !== 'running' && rec.phase !== 'created') return {};
+    const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
+    if (handler.kind === 'sandbox') return readSandboxedSample(handler.runc, rec.id);
+    return this.sampleOf(await this.cgroupsOf(rec.pid));
   }
 
   async containerStats(rec: ContainerRecord): Promise<cri.ContainerStats> {

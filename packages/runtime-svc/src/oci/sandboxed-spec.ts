@@ -1,0 +1,37 @@
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
+import type { cri } from '@skiff/proto';
+import type { RuntimeHandler } from '../daemon/runtime-handlers.js';
+import type { Spec } from './runtime-spec.js';
+
+/** Why a handler cannot honour a pod feature, or undefined when it can. */
+function missingFeature(handler: RuntimeHandler, feature: keyof RuntimeHandler['features'], what: string): StatusError | undefined {
+  if (handler.features[feature]) return undefined;
+  const name = handler.name || 'runc';
+  return new StatusError(status.INVALID_ARGUMENT, `runtime handler "${name}" does not support ${what}; run the pod with a handler that does (see Status runtime_handlers)`);
+}
+
+/** RunPodSandbox's checks of what a handler can do for the pod. */
+export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boolean): void {
+  const error = userNamespace ? missingFeature(handler, 'userNamespaces', 'user namespaces (hostUsers: false)') : undefined;
+  if (error) throw error;
+}
+
+/** CreateContainer's checks of what a handler can do for the container. */
+export function checkContainerFeatures(handler: RuntimeHandler, config: cri.ContainerConfig__Output): void {
+  if (config.mounts.some((m) => m.recursive_read_only)) {
+    const error = missingFeature(handler, 'recursiveReadOnlyMounts', 'recursive read-only mounts');
+    if (error) throw error;
+  }
+  if (handler.kind === 'sandbox' && config.linux?.security_context?.namespace_options?.pid === 'TARGET') {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under its own kernel: a container cannot join another container's PID namespace (TARGET)`);
+  }
+}
+
+/**
+ * A container joining a runsc sandbox: the sandbox's kernel provides its own cgroup filesystem
+ * and refuses a second one at /sys/fs/cgroup ("file exists").
+ */
+export function adaptSpecToSandbox(spec: Spec): Spec {
+  return { ...spec, mounts: (spec.mounts ?? []).filter((m) => !(m.destination === '/sys/fs/cgroup' && m.type === 'cgroup')) };
+}
