@@ -34,6 +34,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# gVisor's runsc for the "runsc" handler: bookworm's own is from 2022 and lacks what Skiff relies
+# on, so it comes from bookworm-backports.
+RUNSC_MIN=0.0~20240729
+runsc_version=$(dpkg-query -W -f='${Version}' runsc 2>/dev/null || true)
+if [ -z "$runsc_version" ] || ! dpkg --compare-versions "$runsc_version" ge "$RUNSC_MIN"; then
+  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo 'deb http://deb.debian.org/debian bookworm-backports main' > /etc/apt/sources.list.d/bookworm-backports.list
+  fi
+  echo "setup: installing runsc (gVisor) from bookworm-backports"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports runsc >/dev/null
+fi
+
 if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
   echo "setup: installing pnpm $PNPM_VERSION"
   npm install -g --silent "pnpm@$PNPM_VERSION" >/dev/null

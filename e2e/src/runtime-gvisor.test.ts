@@ -1,14 +1,23 @@
 /**
  * gVisor as Skiff's second isolation level: pods with runtime_handler "runsc" run under gVisor's
- * own kernel (checked from inside), with the pod's network namespace and address, and everything a
- * kubelet does works as it does with runc.
+ * own kernel (checked from inside), keep their own network namespace and address, and everything a
+ * kubelet does works as it does with runc: logs, exit codes, stop and kill, exec and attach with
+ * and without a terminal, port-forward, stats, an OOM, a SIGKILLed runtime-svc, and a gVisor
+ * kernel that dies.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { status } from '@grpc/grpc-js';
+import { callUnary, type cri } from '@skiff/proto';
+import { rejectsWithCode } from './lib/grpc-assert.js';
+import { getFreePort } from './lib/free-port.js';
+import { openRemoteCommand } from './lib/remote-command.js';
+import { eventually, wsExec, wsForwardOnce } from './lib/stream-client.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 const HANDLER = 'runsc';
+const HOST_RELEASE = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
 
 let h: RuntimeHarness;
 let pod: Pod;
@@ -18,9 +27,36 @@ function name(base: string): string {
   return `${base}-${++counter}`;
 }
 
+function sharedPidPod(overrides: Partial<cri.PodSandboxConfig> = {}): Promise<Pod> {
+  return h.runPod({ ...overrides, linux: { security_context: { namespace_options: { pid: 'POD' } } } }, HANDLER);
+}
+
+async function stop(id: string, timeout: number): Promise<cri.ContainerStatus__Output> {
+  await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout }, { timeoutMs: 60_000 });
+  return h.containerStatus(id);
+}
+
+/** Retries while the server in a just-started container is not listening yet. */
+async function fetchText(url: string): Promise<string> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      return await (await fetch(url, { signal: AbortSignal.timeout(2000) })).text();
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw last;
+}
+
+function httpd(port: number, page: string): string[] {
+  return ['sh', '-c', `mkdir -p /www && echo ${page} > /www/index.html && exec httpd -f -p ${port} -h /www`];
+}
+
 before(async () => {
   h = await startRuntimeHarness();
-  pod = await h.runPod({}, HANDLER);
+  pod = await sharedPidPod();
 });
 
 after(async () => {
@@ -28,14 +64,150 @@ after(async () => {
 });
 
 describe('a gVisor pod', () => {
+  test('Status lists the runsc handler without the features gVisor lacks; a user-namespaced gVisor pod is refused', async () => {
+    const { runtime_handlers } = await callUnary(h.runtime, 'Status', {});
+    const runsc = runtime_handlers.find((r) => r.name === HANDLER);
+    assert.deepEqual(runsc?.features, { recursive_read_only_mounts: false, user_namespaces: false });
+    assert.equal(runtime_handlers.find((r) => r.name === '')?.features?.user_namespaces, true);
+    const userns = { mode: 'POD' as const, uids: [{ host_id: 1 << 30, container_id: 0, length: 65536 }], gids: [{ host_id: 1 << 30, container_id: 0, length: 65536 }] };
+    await rejectsWithCode(
+      h.runPod({ linux: { security_context: { namespace_options: { userns_options: userns } } } }, HANDLER),
+      status.INVALID_ARGUMENT,
+      /"runsc" does not support user namespaces/,
+    );
+  });
+
   test('runs its containers under the gVisor kernel, logs every line and keeps their exit code', async () => {
-    const id = await h.runContainer(pod, name('kernel'), { command: ['sh', '-c', 'dmesg | head -n 1; uname -r; echo to-stderr >&2; exit 7'] });
+    const id = await h.runContainer(pod, name('kernel'), { command: ['sh', '-c', 'dmesg | head -n 1; uname -r; for i in 1 2 3; do echo line-$i; done; echo to-stderr >&2; exit 7'] });
     const exited = await h.waitForExit(id);
     assert.equal(exited.exit_code, 7);
-    const log = readFileSync(exited.log_path, 'utf8');
-    assert.match(log, /stdout F \[ *0\.0+\] Starting gVisor\.\.\./);
-    assert.match(log, /stderr F to-stderr/);
-    const release = /stdout F (\S+)\n/.exec(log.split('\n').slice(1).join('\n') + '\n')?.[1];
-    assert.ok(release && release !== readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim(), `uname -r inside is the host's: ${log}`);
+    assert.equal(exited.reason, 'Error');
+    await eventually('the last line in the log', async () => readFileSync(exited.log_path, 'utf8').includes('to-stderr'));
+    const lines = readFileSync(exited.log_path, 'utf8').trimEnd().split('\n').map((l) => l.split(' ').slice(1).join(' '));
+    assert.match(lines[0]!, /^stdout F \[ *0\.0+\] Starting gVisor\.\.\.$/);
+    assert.notEqual(lines[1], `stdout F ${HOST_RELEASE}`, 'uname -r inside is not the host kernel');
+    assert.deepEqual(lines.slice(2), ['stdout F line-1', 'stdout F line-2', 'stdout F line-3', 'stderr F to-stderr']);
+  });
+
+  test("the pod's containers share one sandbox: one PID namespace, one localhost", async () => {
+    const server = await h.runContainer(pod, name('echo-server'), { command: ['nc', '-ll', '-p', '7000', '-e', 'cat'] });
+    const client = await h.runContainer(pod, name('client'));
+    await eventually('the echo server in the other container to answer on localhost', async () => {
+      const r = await h.exec(client, ['sh', '-c', 'echo over-localhost | nc -w 2 127.0.0.1 7000']);
+      return r.stdout.includes('over-localhost');
+    });
+    const ps = await h.exec(client, ['ps', '-o', 'args']);
+    assert.match(ps.stdout, /nc -ll -p 7000 -e cat/, 'the other container\'s process is visible');
+    await stop(server, 2);
+    await stop(client, 2);
+  });
+
+  test('ExecSync with its timeout; Exec and Attach with and without a terminal, resize too', async () => {
+    const app = await h.runContainer(pod, name('app'));
+    const sync = await h.exec(app, ['sh', '-c', 'echo out; echo err >&2; exit 3']);
+    assert.deepEqual(sync, { code: 3, stdout: 'out\n', stderr: 'err\n' });
+    await rejectsWithCode(callUnary(h.runtime, 'ExecSync', { container_id: app, cmd: ['sleep', '30'], timeout: 1 }, { timeoutMs: 30_000 }), status.DEADLINE_EXCEEDED);
+
+    const plain = await wsExec((await callUnary(h.runtime, 'Exec', { container_id: app, cmd: ['sh', '-c', 'cat; uname -s'], stdin: true, stdout: true, stderr: true })).url, 'v5.channel.k8s.io', Buffer.from('piped-through\n'));
+    assert.equal(plain.stdout.toString(), 'piped-through\nLinux\n');
+
+    const { url } = await callUnary(h.runtime, 'Exec', { container_id: app, cmd: ['sh'], tty: true, stdin: true, stdout: true });
+    const terminal = await openRemoteCommand(url);
+    terminal.send('echo in-$((6*7)); exit 5\n');
+    await terminal.waitForStdout(/in-42\r\n/);
+    await terminal.closed;
+    assert.equal(terminal.exitCode(), 5);
+
+    const attached = await h.runContainer(pod, name('attached'), { command: ['sh'], tty: true, stdin: true });
+    const session = await openRemoteCommand((await callUnary(h.runtime, 'Attach', { container_id: attached, tty: true, stdin: true, stdout: true })).url);
+    session.resize(123, 45);
+    session.send('echo attached-$((40+2)); stty size\n');
+    await session.waitForStdout(/attached-42\r\n45 123/);
+    session.close();
+    await stop(attached, 1);
+    await stop(app, 1);
+  });
+
+  test('port-forward reaches a server in the sandbox', async () => {
+    await h.runContainer(pod, name('forward-target'), { command: ['nc', '-ll', '-p', '7100', '-e', 'cat'] });
+    const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [7100] });
+    const payload = Buffer.from('forwarded into gVisor\n');
+    await eventually('the forwarded echo', async () => (await wsForwardOnce(url, payload, payload.length, 3000)).data.equals(payload));
+  });
+
+  test('container and pod stats count a busy container', async () => {
+    const busy = await h.runContainer(pod, name('busy'), { command: ['sh', '-c', 'head -c 8m /dev/zero > /tmp/held; while :; do :; done'] });
+    await new Promise((r) => setTimeout(r, 1500));
+    const { stats } = await callUnary(h.runtime, 'ContainerStats', { container_id: busy });
+    assert.ok(Number(stats?.cpu?.usage_core_nano_seconds?.value) > 0, 'CPU time is counted');
+    assert.ok(Number(stats?.memory?.working_set_bytes?.value) > 0, 'memory is counted');
+    const pod1 = await callUnary(h.runtime, 'PodSandboxStats', { pod_sandbox_id: pod.id });
+    assert.ok(Number(pod1.stats?.linux?.cpu?.usage_core_nano_seconds?.value) > 0);
+    assert.ok(Number(pod1.stats?.linux?.memory?.working_set_bytes?.value) > 0);
+    await stop(busy, 0);
+  });
+
+  test('stop honours the stop signal and the grace period; kill is 137', async () => {
+    const graceful = await h.runContainer(pod, name('graceful'), { command: ['sh', '-c', "trap 'exit 42' TERM; while :; do sleep 0.1; done"] });
+    const deaf = await h.runContainer(pod, name('deaf'), { command: ['sh', '-c', "trap '' TERM; while :; do sleep 0.1; done"] });
+    const quitter = await h.runContainer(pod, name('quitter'), { command: ['sh', '-c', "trap 'exit 3' QUIT; while :; do sleep 0.1; done"], stop_signal: 'SIGNAL_SIGQUIT' });
+    await new Promise((r) => setTimeout(r, 300));
+    const [a, b, c] = await Promise.all([stop(graceful, 10), stop(deaf, 1), stop(quitter, 10)]);
+    assert.equal(a.exit_code, 42);
+    assert.equal(b.exit_code, 137);
+    assert.equal(c.exit_code, 3);
+  });
+
+  test('a container over its memory limit is OOMKilled', async () => {
+    const id = await h.runContainer(pod, name('hog'), {
+      command: ['sh', '-c', 'a=$(head -c 200000000 /dev/zero | tr "\\0" x); echo ${#a}'],
+      linux: { resources: { memory_limit_in_bytes: String(64 * 1024 * 1024) } },
+    });
+    const exited = await h.waitForExit(id, 60_000);
+    assert.equal(exited.reason, 'OOMKilled', `exit ${exited.exit_code}: ${exited.message}`);
+  });
+});
+
+describe('gVisor pods beside runc pods', () => {
+  test('a runc pod reaches a gVisor pod on its address, and a hostPort reaches it from the host', async () => {
+    const hostPort = await getFreePort();
+    const server = await h.runPod({ port_mappings: [{ protocol: 'TCP', container_port: 8080, host_port: hostPort }] }, HANDLER);
+    const client = await h.runPod({}, '');
+    await h.runContainer(server, 'web', { command: httpd(8080, 'from-gvisor') });
+    const caller = await h.runContainer(client, 'caller');
+    const ip = await h.podIp(server);
+    await eventually('the runc pod to reach the gVisor pod', async () => (await h.exec(caller, ['wget', '-q', '-O', '-', `http://${ip}:8080/`])).stdout === 'from-gvisor\n');
+    assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'from-gvisor\n');
+    for (const p of [server, client]) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 60_000 });
+  });
+
+  test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again', async () => {
+    const survivor = await sharedPidPod();
+    const id = await h.runContainer(survivor, 'survivor', { command: ['sh', '-c', 'echo before; sleep 3600'] });
+    const pid = await h.skiff.servicePid('runtime-svc');
+    assert.ok(pid);
+    process.kill(pid, 'SIGKILL');
+    await h.skiff.waitForNewPid('runtime-svc', pid);
+    await eventually('runtime-svc to answer again', async () => (await callUnary(h.runtime, 'Version', {}, { timeoutMs: 1000 }).catch(() => undefined)) !== undefined, 30_000);
+    assert.equal((await h.podStatus(survivor.id)).state, 'SANDBOX_READY');
+    assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
+    assert.equal((await h.exec(id, ['echo', 'after'])).stdout, 'after\n');
+    const stopped = await stop(id, 1);
+    assert.equal(stopped.state, 'CONTAINER_EXITED');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: survivor.id }, { timeoutMs: 60_000 });
+  });
+
+  test('a gVisor kernel that dies leaves its pod NOTREADY and its containers exited', async () => {
+    const doomed = await sharedPidPod();
+    const id = await h.runContainer(doomed, 'doomed');
+    const verbose = await callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: doomed.id, verbose: true });
+    const sandboxPid = (JSON.parse(verbose.info['info'] ?? '{}') as { pid?: number }).pid ?? 0;
+    assert.ok(sandboxPid > 0, 'the sandbox process is known');
+    process.kill(sandboxPid, 'SIGKILL');
+    await eventually('the pod to turn NOTREADY', async () => (await h.podStatus(doomed.id)).state === 'SANDBOX_NOTREADY', 15_000);
+    const exited = await h.waitForExit(id, 15_000);
+    assert.notEqual(exited.exit_code, 0);
+    assert.ok(exited.reason, 'the exit has a reason');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: doomed.id }, { timeoutMs: 60_000 });
   });
 });

@@ -30,7 +30,7 @@ export function execConmonArgs(o: ExecConmonOptions): string[] {
     '--api-version',
     '--cid', o.containerId,
     '--cuuid', o.sessionId,
-    '--runtime', o.runtime.path,
+    ...(o.runtime.launcher ? ['--runtime', o.runtime.launcher, '--runtime-arg', o.runtime.path] : ['--runtime', o.runtime.path]),
     '--runtime-arg', `--root=${o.runtime.root}`,
     '--bundle', o.dir,
     '--full-attach',

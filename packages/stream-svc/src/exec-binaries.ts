@@ -1,4 +1,4 @@
-import type { ExecRuntime, RuntimeServiceConfig } from '@skiff/common/core';
+import { SANDBOX_RUNTIME_LAUNCHER, type ExecRuntime, type RuntimeServiceConfig } from '@skiff/common/core';
 
 /** The runtime a command is executed through (as runc's command line). */
 export interface RuntimeBinary {
@@ -7,6 +7,8 @@ export interface RuntimeBinary {
   root: string;
   /** Further global arguments (e.g. --systemd-cgroup). */
   args: string[];
+  /** What conmon runs in the runtime's place, given its path first (a sandbox-kind runtime's launcher). */
+  launcher?: string;
 }
 
 /** What an exec runs: the container's runtime, and conmon for one with a terminal. */
@@ -23,5 +25,7 @@ export interface ExecBinaries {
  */
 export function execBinaries(config: Pick<RuntimeServiceConfig, 'runc' | 'conmon' | 'handlers'>, runtime: ExecRuntime): ExecBinaries {
   const handler = config.handlers.find((h) => h.name === runtime.handler);
-  return { runtime: { path: handler?.runtime_path ?? config.runc, root: runtime.root, args: runtime.args }, conmon: config.conmon };
+  const binary: RuntimeBinary = { path: handler?.runtime_path ?? config.runc, root: runtime.root, args: runtime.args };
+  if (handler?.kind === 'sandbox') binary.launcher = SANDBOX_RUNTIME_LAUNCHER;
+  return { runtime: binary, conmon: config.conmon };
 }

@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError, errorMessage } from '@skiff/common';
+import { SANDBOX_RUNTIME_LAUNCHER, StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
@@ -11,7 +11,6 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spec.js';
-import { SANDBOX_RUNTIME_LAUNCHER } from '../container/sandboxed-start.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';

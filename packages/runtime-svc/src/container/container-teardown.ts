@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { isProcessAlive, readPidFile } from '@skiff/common';
+import { isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
@@ -8,7 +8,8 @@ import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
 import type { StepTimer } from '../util/step-timer.js';
-import { killHolder, SANDBOX_RUNTIME_LAUNCHER } from './sandboxed-start.js';
+import { killHolder } from './sandboxed-start.js';
+import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
 
 /** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;
@@ -39,6 +40,23 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
 }
 
 /**
+ * `runc delete --force`. runsc cannot delete a container of a sandbox whose kernel has died (it
+ * asks the sandbox to destroy it): the dead sandbox is deleted first, which takes its containers
+ * with it.
+ */
+async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>): Promise<void> {
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  try {
+    await handler.runc.delete(rec.id, { force: true });
+  } catch (err) {
+    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+    if (handler.kind !== 'sandbox' || (sandbox && (await pauseProcessRunning(sandbox)))) throw err;
+    await handler.runc.delete(rec.sandboxId, { force: true });
+    await handler.runc.delete(rec.id, { force: true });
+  }
+}
+
+/**
  * Removes everything a container may have: runc's container (killed first, after a create in
  * flight has finished), a monitor still alive, conmon's files, its rootfs mount, its cgroup, its
  * directory and its lease on the image's layers. Every step tolerates the thing being gone
@@ -46,14 +64,14 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
  */
 export async function teardownContainer(
   ctx: RuntimeContext,
-  rec: Pick<ContainerRecord, 'id' | 'phase' | 'runtimeHandler' | 'cgroupsPath'> & Partial<Pick<ContainerRecord, 'mounts'>>,
+  rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'phase' | 'runtimeHandler' | 'cgroupsPath'> & Partial<Pick<ContainerRecord, 'mounts'>>,
   timer?: StepTimer,
 ): Promise<void> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // Only a create that never finished can have a `runc create` still running.
   if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
-  await handler.runc.delete(rec.id, { force: true });
+  await deleteFromRuntime(ctx, rec);
   timer?.mark('runc delete');
   await killMonitor(rec.id, paths.conmonPidFile);
   if (handler.kind === 'sandbox') await killHolder(rec.id, paths.pidFile);

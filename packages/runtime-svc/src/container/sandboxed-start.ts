@@ -1,15 +1,11 @@
 import { constants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { errnoCode, isProcessAlive, readPidFile } from '@skiff/common';
+import { errnoCode, isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/common';
 import type { Runc } from '../oci/runc.js';
-
-/** What conmon runs in a sandbox-kind runtime's place to create a container. */
-export const SANDBOX_RUNTIME_LAUNCHER = fileURLToPath(new URL('../../helpers/sandbox-runtime.sh', import.meta.url));
 
 const STDIO_FLAGS = [constants.O_RDONLY, constants.O_WRONLY, constants.O_WRONLY].map((mode) => mode | constants.O_NONBLOCK | constants.O_NOCTTY);
 
-/** The FIFO through which the holder of helpers/sandbox-runtime.sh learns that its container started. */
+/** The FIFO through which the holder of @skiff/common's helpers/sandbox-runtime.sh learns that its container started. */
 export function startGatePath(bundle: string): string {
   return join(bundle, 'start-gate');
 }
@@ -17,7 +13,7 @@ export function startGatePath(bundle: string): string {
 /**
  * Starts a container that joins its pod's sandbox under a sandbox-kind runtime (runsc). The runtime
  * gives such a container the standard I/O of `runsc start`: those are the pipes conmon gave the
- * holder process that helpers/sandbox-runtime.sh left behind (conmon's "container pid"), reopened
+ * holder process that @skiff/common's helpers/sandbox-runtime.sh left behind (conmon's "container pid"), reopened
  * through /proc. Once started, the holder is told to wait for the container.
  */
 export async function startInSandbox(runc: Runc, id: string, holderPid: number, bundle: string): Promise<void> {

@@ -11,7 +11,8 @@
 #  - once runtime-svc has started the container it writes a line into <bundle>/start-gate; the
 #    holder then waits for the container (`runsc wait`) and exits with its status, which conmon
 #    records as the container's exit code.
-# Any other command is the runtime's own.
+# runsc takes a terminal from the process spec and has no --tty flag, which conmon passes to an exec
+# with a terminal: it is dropped. Any other command is the runtime's own.
 set -eu
 runtime=$1
 shift
@@ -23,6 +24,16 @@ for arg; do
     *) command=$arg; break ;;
   esac
 done
+if [ "$command" = exec ]; then
+  for arg; do
+    shift
+    case $arg in
+      --tty | -t) ;;
+      *) set -- "$@" "$arg" ;;
+    esac
+  done
+  exec "$runtime" "$@"
+fi
 [ "$command" = create ] || exec "$runtime" "$@"
 
 bundle=""
