@@ -8,6 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
@@ -158,13 +160,18 @@ describe('a gVisor pod', () => {
     assert.equal(c.exit_code, 3);
   });
 
-  test('a container over its memory limit is OOMKilled', async () => {
-    const id = await h.runContainer(pod, name('hog'), {
-      command: ['sh', '-c', 'a=$(head -c 200000000 /dev/zero | tr "\\0" x); echo ${#a}'],
-      linux: { resources: { memory_limit_in_bytes: String(64 * 1024 * 1024) } },
-    });
+  test("a gVisor pod over its pod cgroup's memory limit is OOMKilled as a whole", async () => {
+    // The kubelet's pod cgroup bounds the sandbox: gVisor's kernel keeps no per-container limit.
+    const parent = `${h.cgroupParent}/gvisor-oom-${process.pid}`;
+    const memory = join('/sys/fs/cgroup/memory', parent);
+    await mkdir(memory, { recursive: true });
+    await writeFile(join(memory, 'memory.limit_in_bytes'), String(160 * 1024 * 1024));
+    const hungry = await h.runPod({ linux: { cgroup_parent: parent } }, HANDLER);
+    const id = await h.runContainer(hungry, 'hog', { command: ['sh', '-c', 'a=$(head -c 400000000 /dev/zero | tr "\\0" x); echo ${#a}'] });
     const exited = await h.waitForExit(id, 60_000);
     assert.equal(exited.reason, 'OOMKilled', `exit ${exited.exit_code}: ${exited.message}`);
+    await eventually('the pod to turn NOTREADY', async () => (await h.podStatus(hungry.id)).state === 'SANDBOX_NOTREADY');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: hungry.id }, { timeoutMs: 60_000 });
   });
 });
 

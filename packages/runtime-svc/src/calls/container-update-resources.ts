@@ -8,7 +8,8 @@ import { resourceLimits } from '../oci/spec-builder.js';
 
 /**
  * Applies new cgroup limits to a created or running container with `runc update` and keeps them
- * as the container's reported resources. An exited container just records them.
+ * as the container's reported resources. An exited container, or one in a runsc sandbox, just
+ * records them.
  */
 export async function updateContainerResourcesCall(ctx: RuntimeContext, request: cri.UpdateContainerResourcesRequest__Output): Promise<cri.UpdateContainerResourcesResponse> {
   const rec = requireContainer(ctx, 'UpdateContainerResources', request.container_id);
@@ -17,9 +18,10 @@ export async function updateContainerResourcesCall(ctx: RuntimeContext, request:
     const wanted = request.linux;
     if (!wanted) return;
     const limits = resourceLimits(resourcesOf(wanted) ?? {}, ctx.facts);
-    if (rec.phase === 'created' || rec.phase === 'running') {
-      await ctx.handlers.forExisting(rec.runtimeHandler).runc.update(rec.id, limits);
-    }
+    const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+    // A sandbox-kind runtime (runsc) keeps no per-container limits: the pod's cgroup, which the
+    // kubelet resizes itself, bounds the whole sandbox.
+    if ((rec.phase === 'created' || rec.phase === 'running') && handler.kind === 'oci') await handler.runc.update(rec.id, limits);
     rec.resources = wanted;
     await ctx.records.saveContainer(rec);
     ctx.log.info({ container: rec.id, limits }, 'container resources updated');

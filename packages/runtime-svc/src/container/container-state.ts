@@ -5,6 +5,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { flushContainerLog } from '../logs/logs-client.js';
 import { isRunningState, readProcess } from '../process/processes.js';
+import { sandboxOomKilled } from '../stats/sandbox-oom.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
 
 /** Longest time an exit stays unreported while logs-svc catches up with the container's output. */
@@ -72,7 +73,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
     if (flushed === 'behind' && BigInt(nowNanos()) - BigInt(exit.at) < LOG_FLUSH_LIMIT_NANOS) return rec;
     if (flushed === 'behind') ctx.log.warn({ container: rec.id }, 'logs-svc is still behind the journal; reporting the exit without waiting longer');
   }
-  const oom = await wasOomKilled(ctx.paths.container(rec.id).persist);
+  const oom = (await wasOomKilled(ctx.paths.container(rec.id).persist)) || (exit.code !== 0 && (await sandboxOomKilled(ctx, rec)));
   // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
   // have recorded the exit, or a removal begun, while this one was reading.
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;

@@ -12,6 +12,7 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { CGROUP_ROOT, removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { releaseStartGate } from '../container/sandboxed-start.js';
 import { nowNanos } from '../util/time.js';
 
 export interface RecoveryReport {
@@ -123,7 +124,10 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   // The pid may belong to another process by now (after a reboot); runc knows whether it is ours.
-  const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  const state = await handler.runc.stateIfExists(rec.id);
+  // A start cut short before the holder of a sandbox-kind container was told: it waits until told.
+  if (state?.status === 'running' && handler.kind === 'sandbox') await releaseStartGate(ctx.paths.container(rec.id).bundle);
   if (state?.status === 'running' && rec.phase === 'created') {
     // A StartContainer cut short between `runc start` and saving the record: the container runs.
     rec.phase = 'running';
