@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, defaultConfig, ConfigError } from './config.js';
+import { loadConfig, defaultConfig, ConfigError, type SkiffConfig } from './config.js';
 
 function write(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-config-'));
@@ -12,8 +12,24 @@ function write(text: string): string {
   return path;
 }
 
+/** A loaded configuration without the runsc handler added because this machine has runsc. */
+function withoutDetectedRunsc(config: SkiffConfig): SkiffConfig {
+  return { ...config, runtime: { ...config.runtime, handlers: config.runtime.handlers.filter((h) => h.name !== 'runsc') } };
+}
+
 test('an empty file gives the defaults', async () => {
-  assert.deepEqual(await loadConfig(write('')), defaultConfig());
+  assert.deepEqual(withoutDetectedRunsc(await loadConfig(write(''))), defaultConfig());
+});
+
+test('runsc is offered as the sandbox-kind handler "runsc" when runtime.runsc is executable, unless defined or turned off', async () => {
+  const detected = await loadConfig(write('[runtime]\nrunsc = "/bin/true"\n'));
+  assert.deepEqual(detected.runtime.handlers, [{ name: 'runsc', runtime_path: '/bin/true', runtime_args: ['--platform=systrap', '--network=host'], runtime_root: '', kind: 'sandbox' }]);
+  assert.deepEqual((await loadConfig(write('[runtime]\nrunsc = ""\n'))).runtime.handlers, []);
+  assert.deepEqual((await loadConfig(write('[runtime]\nrunsc = "/nonexistent/runsc"\n'))).runtime.handlers, []);
+  const own = await loadConfig(write('[runtime]\nrunsc = "/bin/true"\n[[runtime.handlers]]\nname = "runsc"\nruntime_path = "/bin/true"\nkind = "sandbox"\nruntime_args = ["--platform=kvm"]\n'));
+  assert.deepEqual(own.runtime.handlers.map((h) => h.runtime_args), [['--platform=kvm']]);
+  await assert.rejects(loadConfig(write('[[runtime.handlers]]\nname = "x"\nruntime_path = "/x"\nkind = "vm"\n')), /"runtime.handlers\[0\].kind" must be "oci" or "sandbox"/);
+  await assert.rejects(loadConfig(write('[[runtime.handlers]]\nname = "x"\nruntime_path = "/x"\nruntime_args = ["kvm"]\n')), /runtime_args" must be a list of flags/);
 });
 
 test('values overlay the defaults and sockets follow run_dir', async () => {
@@ -34,7 +50,7 @@ test('unknown keys, wrong types and bad values are named', async () => {
 
 test('the shipped config/skiff.toml documents exactly the defaults', async () => {
   const shipped = new URL('../../../config/skiff.toml', import.meta.url).pathname;
-  assert.deepEqual(await loadConfig(shipped), defaultConfig());
+  assert.deepEqual(withoutDetectedRunsc(await loadConfig(shipped)), defaultConfig());
 });
 
 test('logs-svc: its socket follows run_dir, its state follows root, a bad flush_timeout is named', async () => {

@@ -19,15 +19,16 @@ async function withConfig<T>(text: string, fn: (path: string) => Promise<T>): Pr
 
 describe('runtime configuration', () => {
   it('reads runtime handlers and resolves them, with the default under "" and "runc"', async () => {
-    const config = await withConfig('run_dir = "/run/x"\n[runtime]\n[[runtime.handlers]]\nname = "crun"\nruntime_path = "/usr/bin/crun"\n', loadConfig);
-    assert.deepEqual(config.runtime.handlers, [{ name: 'crun', runtime_path: '/usr/bin/crun' }]);
+    const config = await withConfig('run_dir = "/run/x"\n[runtime]\nrunsc = ""\n[[runtime.handlers]]\nname = "crun"\nruntime_path = "/usr/bin/crun"\n', loadConfig);
+    assert.deepEqual(config.runtime.handlers, [{ name: 'crun', runtime_path: '/usr/bin/crun', runtime_args: [], runtime_root: '', kind: 'oci' }]);
     const handlers = new RuntimeHandlers(config.runtime, new RuntimePaths(config.root, config.run_dir), false);
     assert.deepEqual(handlers.names(), ['', 'runc', 'crun']);
     assert.equal(handlers.resolve('').runc.root, '/run/x/runc');
     assert.equal(handlers.resolve('runc'), handlers.default);
     assert.equal(handlers.resolve('crun').runc.binary, '/usr/bin/crun');
     assert.equal(handlers.resolve('crun').runc.root, '/run/x/runtimes/crun');
-    assert.throws(() => handlers.resolve('kata'), (e: Error & { code?: number }) => e.code === 5 && /"kata" is not configured; this node offers: runc, crun/.test(e.message));
+    assert.equal(handlers.resolve('crun').kind, 'oci');
+    assert.throws(() => handlers.resolve('kata'), (e: Error & { code?: number }) => e.code === 3 && /"kata" is not configured; this node offers: runc, crun/.test(e.message));
     assert.equal(handlers.forExisting('gone').runc.root, '/run/x/runtimes/gone', 'a handler dropped from the configuration can still clean up');
   });
 

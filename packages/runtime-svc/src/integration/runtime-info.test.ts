@@ -11,7 +11,7 @@ describe('runtime service: version, status and runtime configuration', { skip: !
   let d: TestDaemon;
 
   before(async () => {
-    d = await TestDaemon.create({ runtimeToml: '[[runtime.handlers]]\nname = "alt"\nruntime_path = "/usr/sbin/runc"\n' });
+    d = await TestDaemon.create({ runtimeToml: 'runsc = ""\n[[runtime.handlers]]\nname = "alt"\nruntime_path = "/usr/sbin/runc"\n' });
     await d.start();
   });
 

@@ -22,7 +22,8 @@ export function cgroupDirOf(cgroupsPath: string): string {
  * the pod's cgroup as a whole, and going over it ends the whole sandbox.
  */
 export async function sandboxOomKilled(ctx: RuntimeContext, rec: ContainerRecord): Promise<boolean> {
-  if (ctx.handlers.forExisting(rec.runtimeHandler).kind !== 'sandbox') return false;
+  // The default handler is always runc.
+  if (rec.runtimeHandler === '' || rec.runtimeHandler === 'runc' || ctx.handlers.forExisting(rec.runtimeHandler).kind !== 'sandbox') return false;
   const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
   if (!sandbox) return false;
   const dir = cgroupDirOf(sandbox.cgroupsPath);
