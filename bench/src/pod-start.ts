@@ -9,13 +9,15 @@
  *     beside the memory floor: four idle bare node processes plus one idle conmon per conmon;
  *   - ListContainers p50/p99 with 500 containers (created, most of them not started), decoded
  *     as any client does and, beside it, left as bytes (server + transport alone);
- *   - pod start with a user namespace of its own beside the same pod without one.
+ *   - pod start with a user namespace of its own beside the same pod without one;
+ *   - pod start and memory per running pod under gVisor (handler "runsc") beside runc, when
+ *     runsc is installed: memory as the growth of the PSS of every process on the machine.
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, readFile, rm } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary, type cri } from '@skiff/proto';
@@ -30,6 +32,8 @@ const BATCH = 10;
 const FLOOR_WAVES = 5;
 const USERNS_RUNS = 10;
 const USERNS_SIZE = 65536;
+const RUNSC_RUNS = 10;
+const RUNSC_MEMORY_PODS = 10;
 
 // ---------------------------------------------------------------- listing
 
@@ -139,11 +143,11 @@ interface PodStart {
   steps: [number, number, number];
 }
 
-async function startPod(h: RuntimeHarness, namespaces?: cri.NamespaceOption): Promise<PodStart> {
+async function startPod(h: RuntimeHarness, namespaces?: cri.NamespaceOption, handler = ''): Promise<PodStart> {
   let pod: Pod | undefined;
   let id = '';
   const security = namespaces ? { linux: { security_context: { namespace_options: namespaces } } } : {};
-  const sandbox = await timed(async () => (pod = await h.runPod(security)));
+  const sandbox = await timed(async () => (pod = await h.runPod(security, handler)));
   const create = await timed(async () => (id = await h.createContainer(pod!, 'main', security)));
   const start = await timed(() => callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }));
   return { pod: pod!, ms: sandbox + create + start, steps: [sandbox, create, start] };
@@ -159,6 +163,43 @@ function latencyRows(samples: number[]): [string, string][] {
     ['p50', ms(percentile(samples, 50))],
     ['p95', ms(percentile(samples, 95))],
   ];
+}
+
+/** The PSS of every process on the machine: what running pods cost, whoever holds the memory. */
+async function machinePss(): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (/^\d+$/.test(entry)) total += await pssBytes(Number(entry)).catch(() => 0);
+  }
+  return total;
+}
+
+interface IsolationFigures {
+  starts: Record<'runsc' | 'runc', PodStart[]>;
+  /** Bytes of PSS per running pod. */
+  perPod: Record<'runsc' | 'runc', number>;
+}
+
+/** Pod start under runsc and runc alternately, then the memory each level's running pods take. */
+async function isolationLevels(h: RuntimeHarness): Promise<IsolationFigures> {
+  const starts = { runsc: [] as PodStart[], runc: [] as PodStart[] };
+  for (let i = 0; i < RUNSC_RUNS; i++) {
+    for (const handler of ['runsc', 'runc'] as const) {
+      const started = await startPod(h, undefined, handler === 'runc' ? '' : handler);
+      starts[handler].push(started);
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: started.pod.id }, { timeoutMs: 60_000 });
+    }
+  }
+  const perPod = { runsc: 0, runc: 0 };
+  for (const handler of ['runsc', 'runc'] as const) {
+    const before = await machinePss();
+    const running: Pod[] = [];
+    for (let i = 0; i < RUNSC_MEMORY_PODS; i++) running.push((await startPod(h, undefined, handler === 'runc' ? '' : handler)).pod);
+    await new Promise((r) => setTimeout(r, 1000));
+    perPod[handler] = ((await machinePss()) - before) / RUNSC_MEMORY_PODS;
+    for (const pod of running) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+  }
+  return { starts, perPod };
 }
 
 async function main(): Promise<void> {
@@ -230,6 +271,9 @@ async function main(): Promise<void> {
         await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: started.pod.id }, { timeoutMs: 60_000 });
       }
     }
+
+    const status = await callUnary(h.runtime, 'Status', {});
+    const isolation = status.runtime_handlers.some((r) => r.name === 'runsc') ? await isolationLevels(h) : undefined;
 
     const idleNode = await idleNodeFloor();
     const memIdle = await memory(h);
@@ -308,6 +352,18 @@ async function main(): Promise<void> {
       stepRow('  steps with (median)', usernsStarts.userns),
       stepRow('  steps without (median)', usernsStarts.host),
     ]);
+    if (isolation) {
+      const p50 = (handler: 'runsc' | 'runc'): number => median(isolation.starts[handler].map((s) => s.ms));
+      printTable(`gVisor: pod start under runsc beside runc (${RUNSC_RUNS} each, alternately), and memory per running pod (${RUNSC_MEMORY_PODS} pods each)`, [
+        ['pod start p50 runsc / runc', `${ms(p50('runsc'))} / ${ms(p50('runc'))}`],
+        stepRow('  steps runsc (median)', isolation.starts.runsc),
+        stepRow('  steps runc (median)', isolation.starts.runc),
+        ['  floor: runc run -d + CNI ADD by hand', ms(median(runcTimes) + median(cniTimes))],
+        ['PSS of the whole machine per running pod, runsc / runc', `${mib(isolation.perPod.runsc)} / ${mib(isolation.perPod.runc)}`],
+      ]);
+    } else {
+      process.stdout.write('\n(runsc is not installed: no gVisor figures)\n');
+    }
     printTable('Memory: every Skiff daemon + every conmon (target < 250 MB RSS at 100 pods)', [
       [`idle node (node -e '${IDLE_NODE_SCRIPT}'), same binary`, `${mib(idleNode.rss)} RSS; PSS ${mib(idleNode.pss)}`],
       [`one conmon (median, ${memFull.conmonCount} running)`, `${mib(memFull.oneConmon.rss)} RSS; PSS ${mib(memFull.oneConmon.pss)}`],
