@@ -108,7 +108,15 @@ describe('a gVisor pod', () => {
     const app = await h.runContainer(pod, name('app'));
     const sync = await h.exec(app, ['sh', '-c', 'echo out; echo err >&2; exit 3']);
     assert.deepEqual(sync, { code: 3, stdout: 'out\n', stderr: 'err\n' });
-    await rejectsWithCode(callUnary(h.runtime, 'ExecSync', { container_id: app, cmd: ['sleep', '30'], timeout: 1 }, { timeoutMs: 30_000 }), status.DEADLINE_EXCEEDED);
+    await rejectsWithCode(callUnary(h.runtime, 'ExecSync', { container_id: app, cmd: ['sleep', '31'], timeout: 1 }, { timeoutMs: 30_000 }), status.DEADLINE_EXCEEDED);
+    const running = async (pattern: string): Promise<boolean> => (await h.exec(app, ['ps', '-o', 'args'])).stdout.includes(pattern);
+    await eventually('the timed-out command to be killed inside the sandbox', async () => !(await running('sleep 31')));
+
+    const vanishing = await openRemoteCommand((await callUnary(h.runtime, 'Exec', { container_id: app, cmd: ['sh', '-c', 'echo started; exec sleep 32'], stdout: true })).url);
+    await vanishing.waitForStdout(/started/);
+    assert.ok(await running('sleep 32'));
+    vanishing.vanish();
+    await eventually('the process of a client that vanished to be killed inside the sandbox', async () => !(await running('sleep 32')));
 
     const plain = await wsExec((await callUnary(h.runtime, 'Exec', { container_id: app, cmd: ['sh', '-c', 'cat; uname -s'], stdin: true, stdout: true, stderr: true })).url, 'v5.channel.k8s.io', Buffer.from('piped-through\n'));
     assert.equal(plain.stdout.toString(), 'piped-through\nLinux\n');
@@ -128,6 +136,14 @@ describe('a gVisor pod', () => {
     session.close();
     await stop(attached, 1);
     await stop(app, 1);
+  });
+
+  test('a read-only root filesystem stays read-only inside the sandbox, the pod files readable', async () => {
+    const id = await h.runContainer(pod, name('readonly'), { linux: { security_context: { readonly_rootfs: true } } });
+    const r = await h.exec(id, ['sh', '-c', 'touch /written 2>&1; echo rc=$?; cat /etc/hostname']);
+    assert.match(r.stdout, /Read-only file system\nrc=1\n/);
+    assert.match(r.stdout, new RegExp(`${pod.config.hostname}\n$`));
+    await stop(id, 0);
   });
 
   test('port-forward reaches a server in the sandbox', async () => {

@@ -11,8 +11,9 @@
 #  - once runtime-svc has started the container it writes a line into <bundle>/start-gate; the
 #    holder then waits for the container (`runsc wait`) and exits with its status, which conmon
 #    records as the container's exit code.
-# runsc takes a terminal from the process spec and has no --tty flag, which conmon passes to an exec
-# with a terminal: it is dropped. Any other command is the runtime's own.
+# An exec: runsc takes a terminal from the process spec and has no --tty flag, which conmon passes
+# to an exec with a terminal, so it is dropped; and the pid of the process inside the sandbox is
+# written to <pid file>.inner. Any other command is the runtime's own.
 set -eu
 runtime=$1
 shift
@@ -25,12 +26,23 @@ for arg; do
   esac
 done
 if [ "$command" = exec ]; then
+  pid_file=""
+  previous=""
+  for arg; do
+    case $previous in --pid-file) pid_file=$arg ;; esac
+    case $arg in --pid-file=*) pid_file=${arg#*=} ;; esac
+    previous=$arg
+  done
+  # The exec'd process's pid inside the sandbox goes beside the pid file: killing `runsc exec`
+  # on the host does not end it (SIGKILL cannot be forwarded), `runsc kill --pid` does.
+  count=$#
+  position=0
   for arg; do
     shift
-    case $arg in
-      --tty | -t) ;;
-      *) set -- "$@" "$arg" ;;
-    esac
+    position=$((position + 1))
+    case $arg in --tty | -t) continue ;; esac
+    if [ "$position" -eq "$count" ] && [ -n "$pid_file" ]; then set -- "$@" "--internal-pid-file=$pid_file.inner"; fi
+    set -- "$@" "$arg"
   done
   exec "$runtime" "$@"
 fi

@@ -398,7 +398,7 @@ export async function loadConfig(path?: string): Promise<SkiffConfig> {
 }
 
 /** Flags of the built-in runsc handler; see packages/runtime-svc/README.md ("gVisor"). */
-export const RUNSC_DEFAULT_ARGS = ['--platform=systrap', '--network=host'];
+export const RUNSC_DEFAULT_ARGS = ['--platform=systrap', '--network=host', '--overlay2=none'];
 
 /**
  * The default configuration offers gVisor as the handler "runsc" whenever `runtime.runsc` names an

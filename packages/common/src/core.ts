@@ -35,4 +35,4 @@ export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKE
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
 export { notifyReady } from './systemd-notify.js';
 export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';
-export { SANDBOX_RUNTIME_LAUNCHER } from './sandbox-runtime-launcher.js';
+export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec, type LaunchedRuntime } from './sandbox-runtime-launcher.js';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger, ExecStreamRequest } from '@skiff/common/core';
 import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess } from './exec-process.js';
+import { killSandboxedExec } from '@skiff/common/core';
 import { runExecWithTerminal } from './exec-tty-runner.js';
 import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession } from './session.js';
@@ -26,7 +27,10 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
   const pidFile = join(dir, 'pid');
   await fs.writeFile(processFile, JSON.stringify({ ...request.process, args: request.cmd, terminal: false }), { mode: 0o600 });
   const { runtime } = binaries;
-  const child = spawn(runtime.path, ['--root', runtime.root, ...runtime.args, 'exec', '--process', processFile, '--pid-file', pidFile, request.containerId], {
+  const runtimeArgs = [`--root=${runtime.root}`, ...runtime.args, 'exec', '--process', processFile, '--pid-file', pidFile, request.containerId];
+  // A sandbox-kind runtime's launcher has it note the pid inside the sandbox, for stopExec.
+  const [file, args] = runtime.launcher ? [runtime.launcher, [runtime.path, ...runtimeArgs]] : [runtime.path, runtimeArgs];
+  const child = spawn(file, args, {
     stdio: [request.stdin ? 'pipe' : 'ignore', request.stdout ? 'pipe' : 'ignore', 'pipe'],
   });
   log.info({ container: request.containerId, cmd: request.cmd, pid: child.pid }, 'exec started');
@@ -53,6 +57,7 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
     clientGone = true;
     flow.resumeAll();
     void stopExec(pidFile, child, log);
+    if (runtime.launcher) void killSandboxedExec(runtime, request.containerId, pidFile).catch(() => undefined);
   });
 
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {

@@ -7,6 +7,7 @@ import { AttachRelay, sendResize } from './attach-relay.js';
 import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
 import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess } from './exec-process.js';
+import { killSandboxedExec } from '@skiff/common/core';
 import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession, TerminalSize } from './session.js';
 
@@ -56,7 +57,13 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     relay?.close();
     if (execPid !== undefined && conmon) killExecProcess(execPid, conmon.child);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
+    if (execPid !== undefined) killInsideSandbox();
   });
+  // A command run through a sandbox-kind runtime's launcher is out of reach of a host signal.
+  const killInsideSandbox = (): void => {
+    const { runtime } = binaries;
+    if (runtime.launcher) void killSandboxedExec(runtime, request.containerId, pidFile).catch(() => undefined);
+  };
 
   try {
     conmon = spawnExecConmon({
@@ -108,7 +115,10 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
       throw new Error(pidMessage?.message?.trim() || runtimeErrors.trim() || conmon.stderr() || 'conmon reported no process');
     }
     execPid = pidMessage.data;
-    if (clientGone) killExecProcess(execPid, conmon.child);
+    if (clientGone) {
+      killExecProcess(execPid, conmon.child);
+      killInsideSandbox();
+    }
     const exitMessage = await conmon.messages.next();
     await Promise.race([relay.ended, outputEnded([relay.output], DRAIN_MS)]);
     if (clientGone) {

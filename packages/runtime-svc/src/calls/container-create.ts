@@ -2,7 +2,8 @@
 import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { SANDBOX_RUNTIME_LAUNCHER, StatusError, errorMessage } from '@skiff/common';
+import { StatusError, errorMessage } from '@skiff/common';
+import { runtimeForConmon } from '../daemon/runtime-handlers.js';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
@@ -219,7 +220,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
       const builtSpec = buildSpec(specInput(user), ctx.facts);
-      const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec) : builtSpec;
+      const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec, security?.readonly_rootfs ?? false) : builtSpec;
       if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
       await allSettledOrThrow([
         fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
@@ -235,7 +236,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined,
         timer.time('conmon + runc create', createContainerWithMonitor({
           conmonPath: ctx.config.runtime.conmon,
-          runtime: handler.kind === 'sandbox' ? { ...handler.runc.binaryForConmon, launcher: SANDBOX_RUNTIME_LAUNCHER } : handler.runc.binaryForConmon,
+          runtime: runtimeForConmon(handler),
           id,
           name: rec.fullName,
           bundle: paths.bundle,
@@ -252,7 +253,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         })),
       ]);
       timer.mark('monitor and runc create');
-      if (protection.remountReadonlyAfterCreate) {
+      if (protection.remountReadonlyAfterCreate && handler.kind === 'oci') {
         await remountOverlayReadonly(paths.rootfs);
         timer.mark('read-only root');
       }

@@ -1,6 +1,7 @@
 // CRI RuntimeService.ExecSync
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
+import { runtimeForConmon } from '../daemon/runtime-handlers.js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { ConmonError } from '../conmon/conmon.js';
@@ -36,7 +37,7 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
   try {
     result = await execSync({
       conmonPath: ctx.config.runtime.conmon,
-      runtime: ctx.handlers.forExisting(rec.runtimeHandler).runc.binaryForConmon,
+      runtime: runtimeForConmon(ctx.handlers.forExisting(rec.runtimeHandler)),
       id: rec.id,
       process: { ...spec.process, args: [...request.cmd], terminal: false },
       timeoutSeconds,

@@ -1,9 +1,10 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killSandboxedExec } from '@skiff/common';
 import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
 import type { Process } from '../oci/runtime-spec.js';
-import { DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
+import { conmonRuntimeArgs, DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
 import { splitCriLogStreamBytes } from './cri-log.js';
 import { armExecDeadline } from './exec-deadline.js';
 import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
@@ -61,8 +62,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
     await fs.writeFile(processFile, JSON.stringify({ ...o.process, terminal: false }), { mode: 0o600 });
     const args = [
       '--cid', o.id,
-      '--runtime', o.runtime?.path ?? DEFAULT_RUNC_PATH,
-      '--runtime-arg', `--root=${o.runtime?.root ?? DEFAULT_RUNC_ROOT}`,
+      ...conmonRuntimeArgs(o.runtime),
       '--container-pidfile', pidFile,
       '--exec',
       '--exec-process-spec', processFile,
@@ -70,11 +70,13 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       '--log-global-size-max', String(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT),
       '--sync',
     ];
-    for (const arg of o.runtime?.args ?? []) args.push('--runtime-arg', arg);
     if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds) + CONMON_TIMEOUT_MARGIN_SECONDS));
 
     const conmon = spawnConmon(o.conmonPath ?? DEFAULT_CONMON_PATH, args, dir);
-    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, conmon.child.pid, conmon.exited) : undefined;
+    const runtime = o.runtime;
+    // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
+    const killInside = runtime?.launcher ? () => killSandboxedExec({ path: runtime.path ?? DEFAULT_RUNC_PATH, root: runtime.root ?? DEFAULT_RUNC_ROOT, args: runtime.args ?? [] }, o.id, pidFile) : undefined;
+    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, conmon.child.pid, conmon.exited, killInside) : undefined;
     try {
       // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
       const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;

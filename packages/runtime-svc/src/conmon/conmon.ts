@@ -87,6 +87,15 @@ function logPathArg(d: LogDriver): string {
   return `k8s-file:${d.path}`;
 }
 
+/** conmon's --runtime and --runtime-arg flags for a runtime (through its launcher, if it has one). */
+export function conmonRuntimeArgs(runtime: RuntimeBinary | undefined): string[] {
+  const path = runtime?.path ?? DEFAULT_RUNC_PATH;
+  const args = runtime?.launcher ? ['--runtime', runtime.launcher, '--runtime-arg', path] : ['--runtime', path];
+  args.push('--runtime-arg', `--root=${runtime?.root ?? DEFAULT_RUNC_ROOT}`);
+  for (const arg of runtime?.args ?? []) args.push('--runtime-arg', arg);
+  return args;
+}
+
 export function containerMonitorArgs(o: ContainerMonitorOptions): string[] {
   if (o.logDrivers.length === 0) throw new ConmonError('at least one log driver is needed');
   if (o.logTag && !o.logDrivers.some((d) => d.driver === 'journald')) {
@@ -96,16 +105,12 @@ export function containerMonitorArgs(o: ContainerMonitorOptions): string[] {
     '--cid', o.id,
     '--cuuid', o.id,
     '--bundle', o.bundle,
-    ...(o.runtime?.launcher
-      ? ['--runtime', o.runtime.launcher, '--runtime-arg', o.runtime.path ?? DEFAULT_RUNC_PATH]
-      : ['--runtime', o.runtime?.path ?? DEFAULT_RUNC_PATH]),
-    '--runtime-arg', `--root=${o.runtime?.root ?? DEFAULT_RUNC_ROOT}`,
+    ...conmonRuntimeArgs(o.runtime),
     '--container-pidfile', o.containerPidFile,
     '--conmon-pidfile', o.conmonPidFile,
     '--exit-dir', o.exitDir,
     '--socket-dir-path', o.socketDir,
   ];
-  for (const arg of o.runtime?.args ?? []) args.push('--runtime-arg', arg);
   if (o.name) args.push('--name', o.name);
   if (o.persistDir) args.push('--persist-dir', o.persistDir);
   for (const d of o.logDrivers) args.push('--log-path', logPathArg(d));

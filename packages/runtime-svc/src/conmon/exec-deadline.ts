@@ -20,9 +20,15 @@ export interface ExecDeadline {
  * The command is found through the pid file runc writes, and is killed only as the child of
  * this exec's conmon, so a recycled pid is never hit. runc makes the command the
  * leader of its own session; then its whole process group is killed, as conmon does, so
- * background children go with it.
+ * background children go with it. `killInside` ends a command that runs in a runsc sandbox.
  */
-export function armExecDeadline(timeoutMs: number, pidFile: string, conmonPid: number | undefined, conmonDone: Promise<unknown>): ExecDeadline {
+export function armExecDeadline(
+  timeoutMs: number,
+  pidFile: string,
+  conmonPid: number | undefined,
+  conmonDone: Promise<unknown>,
+  killInside?: () => Promise<unknown>,
+): ExecDeadline {
   let expired = false;
   let finished = false;
   void conmonDone.finally(() => {
@@ -40,6 +46,7 @@ export function armExecDeadline(timeoutMs: number, pidFile: string, conmonPid: n
       const stat = pid === undefined ? undefined : readProcStat(pid);
       if (pid !== undefined && stat && stat.ppid === conmonPid) {
         killCommand(pid, stat.pgid);
+        await killInside?.().catch(() => undefined);
         return;
       }
       await sleep(PID_POLL_MS);

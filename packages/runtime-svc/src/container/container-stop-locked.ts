@@ -3,6 +3,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { StepTimer } from '../util/step-timer.js';
 import { refreshContainer } from './container-state.js';
+import { killHolder } from './sandboxed-start.js';
 
 /**
  * Stops a container (the caller holds its lock): the stop signal, SIGKILL once `timeoutSeconds`
@@ -19,6 +20,8 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   // nothing, so its exit needs no wait for the log.
   const neverRan = rec.phase === 'created';
   const timeoutMs = neverRan ? 0 : Math.max(0, timeoutSeconds) * 1000;
+  // runsc cannot signal a container it has not started: its holder's end is the container's.
+  if (neverRan && handler.kind === 'sandbox') await killHolder(rec.id, ctx.paths.container(rec.id).pidFile);
   await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal });
   timer.mark('signal and wait for exit');
   await refreshContainer(ctx, rec, { neverRan });

@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError, type RuntimeHandlerKind, type RuntimeServiceConfig } from '@skiff/common';
+import { SANDBOX_RUNTIME_LAUNCHER, StatusError, type RuntimeHandlerKind, type RuntimeServiceConfig } from '@skiff/common';
+import type { RuntimeBinary } from '../conmon/conmon.js';
 import { Runc } from '../oci/runc.js';
 import type { RuntimePaths } from './paths.js';
 
@@ -83,4 +84,10 @@ export class RuntimeHandlers {
       }
     );
   }
+}
+
+/** How conmon runs a handler's runtime: a sandbox-kind one (runsc) through its launcher. */
+export function runtimeForConmon(handler: RuntimeHandler): RuntimeBinary {
+  const binary = handler.runc.binaryForConmon;
+  return handler.kind === 'sandbox' ? { ...binary, launcher: SANDBOX_RUNTIME_LAUNCHER } : binary;
 }

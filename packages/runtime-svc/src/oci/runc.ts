@@ -50,9 +50,9 @@ export class RuncError extends Error {
     return /does not exist|not found/i.test(this.stderr);
   }
 
-  /** The container's init process has already exited. */
+  /** The container's init process has already exited (or, with runsc, was never started). */
   get notRunning(): boolean {
-    return /not running|process already finished|container not running/i.test(this.stderr);
+    return /not running|process already finished|container not running|cannot signal container .* in state (created|stopped)/i.test(this.stderr);
   }
 }
 

@@ -29,9 +29,15 @@ export function checkContainerFeatures(handler: RuntimeHandler, config: cri.Cont
 }
 
 /**
- * A container joining a runsc sandbox: the sandbox's kernel provides its own cgroup filesystem
- * and refuses a second one at /sys/fs/cgroup ("file exists").
+ * A container joining a runsc sandbox. The sandbox's kernel provides its own cgroup filesystem and
+ * refuses a second one at /sys/fs/cgroup ("file exists"). A read-only root is the sandbox's to
+ * enforce: its gofer makes the mount points at start, so the host overlay cannot be read-only
+ * then, as it is for runc (see rootfs-protection.ts).
  */
-export function adaptSpecToSandbox(spec: Spec): Spec {
-  return { ...spec, mounts: (spec.mounts ?? []).filter((m) => !(m.destination === '/sys/fs/cgroup' && m.type === 'cgroup')) };
+export function adaptSpecToSandbox(spec: Spec, readonlyRootfs: boolean): Spec {
+  return {
+    ...spec,
+    ...(spec.root ? { root: { ...spec.root, readonly: readonlyRootfs } } : {}),
+    mounts: (spec.mounts ?? []).filter((m) => !(m.destination === '/sys/fs/cgroup' && m.type === 'cgroup')),
+  };
 }
