@@ -7,7 +7,7 @@ import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
 /** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */

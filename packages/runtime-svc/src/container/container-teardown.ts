@@ -7,7 +7,7 @@ import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
-import type { StepTimer } from '../util/step-timer.js';
+import type { StepTimer } from '@skiff/common';
 
 /** How long a `runc create` (or `run`) still in flight gets to finish before it is killed. */
 const CREATE_GRACE_MS = 15_000;
