@@ -15,14 +15,15 @@
  * --images-only: the image calls alone (PullImage, ImageStatus, ListImages, RemoveImage) with their
  * client cost and floors.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { Client } from '@grpc/grpc-js';
-import { callUnary, type RuntimeServiceClient } from '@skiff/proto';
-import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type RuntimeHarness } from '@skiff/e2e/lib';
+import { callUnary, createImageClient, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
+import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type PushedImage, type RuntimeHarness } from '@skiff/e2e/lib';
 import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
 import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
 import { mib, percentile, rssBytes } from './stats.js';
@@ -241,14 +242,37 @@ async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, run
   const spec = { image: busybox.reference };
   const indexDir = join(work, 'index-floor');
   await prepareIndexDir(indexDir);
-  // Warm-up: connections, lazy loads and JIT on both sides.
+  // Warm-up: connections, lazy loads and JIT on both sides (the kubelet asks for image status all
+  // the time, so the read calls are measured warm).
   for (let i = 0; i < 3; i++) {
     await callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 });
-    await callUnary(images, 'ImageStatus', { image: spec });
-    await callUnary(images, 'ListImages', {});
     await callUnary(images, 'RemoveImage', { image: spec });
-    await callUnary(h.runtime, 'Version', {});
   }
+  await callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 });
+  const floorServer = await startGrpcFloorServer(join(work, 'grpc-floor.sock'), {
+    status: await callUnary(images, 'ImageStatus', { image: spec }),
+    list: await callUnary(images, 'ListImages', {}),
+  });
+  try {
+    for (let i = 0; i < READ_WARMUP_CALLS; i++) {
+      await callUnary(images, 'ImageStatus', { image: spec });
+      await callUnary(images, 'ListImages', {});
+      await callUnary(h.runtime, 'Version', {});
+      await callUnary(floorServer.client, 'ImageStatus', { image: spec });
+      await callUnary(floorServer.client, 'ListImages', {});
+    }
+    await callUnary(images, 'RemoveImage', { image: spec });
+    await timedImageCalls(h, samples, spec, floorServer.client, indexDir, runs);
+  } finally {
+    floorServer.stop();
+  }
+  await pullFloors(h, samples, busybox, work, runs, pulls);
+}
+
+const READ_WARMUP_CALLS = 300;
+
+async function timedImageCalls(h: RuntimeHarness, samples: Samples, spec: { image: string }, floor: ImageServiceClient, indexDir: string, runs: number): Promise<void> {
+  const images = h.images;
   for (let i = 0; i < runs; i++) {
     await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
     await samples.time('ImageStatus', () => callUnary(images, 'ImageStatus', { image: spec }));
@@ -262,7 +286,13 @@ async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, run
     const indexBytes = (await stat(join(h.skiff.root, 'images', 'images.json'))).size;
     await samples.time('index commit by hand', () => indexCommit(indexDir, indexBytes));
     await samples.time('RemoveImage', () => callUnary(images, 'RemoveImage', { image: spec }));
+    await samples.time('ImageStatus, grpc-js server doing nothing', () => callUnary(floor, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages, grpc-js server doing nothing', () => callUnary(floor, 'ListImages', {}));
   }
+}
+
+async function pullFloors(h: RuntimeHarness, samples: Samples, busybox: PushedImage, work: string, runs: number, pulls: number): Promise<void> {
+  const images = h.images;
   const skopeo = (reference: string, name: string, i: number): Promise<unknown> =>
     run('skopeo', ['copy', '--quiet', '--src-tls-verify=false', `docker://${reference}`, `oci:${join(work, `oci-${name}-${i}`)}:x`]);
   const busyboxBlobs = await registryBlobs(h.registry.url, busybox.repo, 'busybox');
@@ -291,17 +321,36 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
   const rows: [string, number[], string, string][] = [
     ['PullImage busybox', s('PullImage busybox'), version, `curl ${p50(s('curl busybox'))}; curl | tar -x + sync ${p50(s('curl | tar -x busybox'))}; skopeo copy ${p50(s('skopeo copy busybox'))}`],
     ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
-    ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, ''],
+    ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
     ['RemoveImage', s('RemoveImage'), version, `index write + fsync + rename + fsync dir ${p50(s('index commit by hand'))}`],
-    ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, ''],
+    ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing'))}`],
   ];
   printColumns(
     `Image calls one at a time (${runs} samples per call, ${pulls} pulls of 5x20 MiB), ms`,
     ['call', 'n', 'p50', 'p90', 'p99', 'client cost p50', 'target p50', 'floor by hand, same run, p50'],
     rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
   );
-  const floorNames = ['Version (runtime socket)', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'skopeo copy 5x20 MiB'];
+  const floorNames = ['Version (runtime socket)', 'ImageStatus, grpc-js server doing nothing', 'ListImages, grpc-js server doing nothing', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'skopeo copy 5x20 MiB'];
   printColumns('Client cost and image floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
+}
+
+
+/** The grpc-js floor server (grpc-floor-server.ts) in a process of its own, with a client of it. */
+async function startGrpcFloorServer(socket: string, responses: { status: unknown; list: unknown }): Promise<{ client: ImageServiceClient; stop: () => void }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url)), socket], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(JSON.stringify(responses));
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`grpc-floor-server exited with ${code}`)));
+    child.stdout.once('data', () => resolve());
+  });
+  const client = createImageClient(socket);
+  return {
+    client,
+    stop: () => {
+      client.close();
+      child.kill();
+    },
+  };
 }
 
 // ---------------------------------------------------------------- idle footprint
@@ -366,7 +415,8 @@ async function main(): Promise<void> {
   const runs = Number(values.samples);
   const imageRuns = Number(values['image-samples']);
   const pulls = Number(values.pulls);
-  const h = await startRuntimeHarness({ images: ['busybox'] });
+  // At info level, as a node runs it: debug would add a log line per call to every figure.
+  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: 'info' } });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
   try {
