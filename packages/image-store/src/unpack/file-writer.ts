@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 const writevAsync = promisify(writev);
 
 /** Bytes that may wait to be written before `write` asks its caller to wait. */
-const DEFAULT_MAX_PENDING = 4 * 1024 * 1024;
+const DEFAULT_MAX_PENDING = 1024 * 1024;
 
 /**
  * Appends chunks to a file from the thread pool without making the caller wait for each one:
