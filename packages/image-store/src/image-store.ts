@@ -31,6 +31,8 @@ export interface ImageStoreOptions {
   limits?: Partial<ExtractionLimits>;
   /** Reads free space on the store's filesystem (statfs by default). */
   freeBytes?: FreeSpaceReader;
+  /** Makes the filesystems holding `paths` durable (`sync -f` by default). */
+  syncFilesystems?: (paths: readonly string[]) => Promise<void>;
 }
 
 const CONFIG_CACHE_LIMIT = 256;
@@ -67,7 +69,7 @@ export class ImageStore {
     this.usage = new StoreUsage(this.layout.snapshotsDir, this.layout.blobsDir);
     this.watcher = new IndexFileWatcher(this.layout.indexPath);
     this.guard = new ContentGuard(options.gcGracePeriodMs ?? DEFAULT_GC_GRACE_MS);
-    this.durable = new DurabilityBatch([this.layout.blobsDir, this.layout.snapshotsDir]);
+    this.durable = new DurabilityBatch([this.layout.blobsDir, this.layout.snapshotsDir], options.syncFilesystems);
     this.layers = new LayerIngest(this.layout, this.guard, this.logger, resolveLimits(options.limits), options.freeBytes ?? statfsFreeBytes, this.durable);
     this.leases = new LeaseDirectory(this.layout.leasesDir);
   }
