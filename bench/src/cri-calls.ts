@@ -10,16 +10,21 @@
  *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
  *     many idle `node` processes.
  *
- *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K]
+ *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only]
+ *
+ * --images-only: the image calls alone (PullImage, ImageStatus, ListImages, RemoveImage) with their
+ * client cost and floors.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { Client } from '@grpc/grpc-js';
-import { callUnary, type RuntimeServiceClient } from '@skiff/proto';
-import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type RuntimeHarness } from '@skiff/e2e/lib';
+import { callUnary, createImageClient, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
+import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type PushedImage, type RuntimeHarness } from '@skiff/e2e/lib';
+import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
 import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
 import { mib, percentile, rssBytes } from './stats.js';
 
@@ -89,17 +94,31 @@ function printColumns(title: string, header: string[], rows: string[][]): void {
 interface MethodDefinition {
   path: string;
   requestSerialize: (request: unknown) => Buffer;
+  responseDeserialize: (bytes: Buffer) => unknown;
+}
+
+function methodOf(client: Client, method: string): MethodDefinition {
+  const definition = (client.constructor as unknown as { service: Record<string, MethodDefinition> }).service[method];
+  if (definition === undefined) throw new Error(`no method ${method}`);
+  return definition;
 }
 
 /** The same RPC with the response kept as bytes: the call without this client's protobuf decoding. */
-function undecoded(client: Client, method: string, request: unknown): Promise<number> {
-  const definition = (client.constructor as unknown as { service: Record<string, MethodDefinition> }).service[method];
-  if (definition === undefined) throw new Error(`no method ${method}`);
+function undecoded(client: Client, method: string, request: unknown): Promise<Buffer> {
+  const definition = methodOf(client, method);
   return new Promise((resolve, reject) => {
     client.makeUnaryRequest(definition.path, definition.requestSerialize, (bytes: Buffer) => bytes, request, (err, bytes) =>
-      err ? reject(err) : resolve(bytes?.length ?? 0),
+      err ? reject(err) : resolve(bytes ?? Buffer.alloc(0)),
     );
   });
+}
+
+/** The client's protobuf decoding of a response alone, in ms (no call). */
+function decodeMs(client: Client, method: string, bytes: Buffer): number {
+  const { responseDeserialize } = methodOf(client, method);
+  const start = process.hrtime.bigint();
+  responseDeserialize(bytes);
+  return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
 // ---------------------------------------------------------------- floors by hand
@@ -204,6 +223,9 @@ async function podLives(h: RuntimeHarness, samples: Samples, runs: number): Prom
 /**
  * Image calls with a handful of images in the store. The pulled busybox is the only image holding
  * its layer (the runtime's busybox is removed first), so each pull downloads and unpacks it again.
+ * Beside them, in the same run: the client's own cost (Version on the runtime socket, the responses
+ * left undecoded, and their decoding alone), and the floors by hand (curl of the blobs, `curl | tar
+ * -x` + `sync -f`, `skopeo copy`, a crash-safe index file replacement).
  */
 async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, runs: number, pulls: number): Promise<void> {
   const images = h.images;
@@ -218,26 +240,117 @@ async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, run
   }
   const busybox = await pushTestImage(h.registry, 'busybox', { repo: 'skiff/pull-busybox' });
   const spec = { image: busybox.reference };
+  const indexDir = join(work, 'index-floor');
+  await prepareIndexDir(indexDir);
+  // Warm-up: connections, lazy loads and JIT on both sides (the kubelet asks for image status all
+  // the time, so the read calls are measured warm).
+  for (let i = 0; i < 3; i++) {
+    await callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 });
+    await callUnary(images, 'RemoveImage', { image: spec });
+  }
+  await callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 });
+  const floorServer = await startGrpcFloorServer(join(work, 'grpc-floor.sock'), {
+    status: await callUnary(images, 'ImageStatus', { image: spec }),
+    list: await callUnary(images, 'ListImages', {}),
+  });
+  try {
+    for (let i = 0; i < READ_WARMUP_CALLS; i++) {
+      await callUnary(images, 'ImageStatus', { image: spec });
+      await callUnary(images, 'ListImages', {});
+      await callUnary(h.runtime, 'Version', {});
+      await callUnary(floorServer.client, 'ImageStatus', { image: spec });
+      await callUnary(floorServer.client, 'ListImages', {});
+    }
+    await callUnary(images, 'RemoveImage', { image: spec });
+    await timedImageCalls(h, samples, spec, floorServer.client, indexDir, runs);
+  } finally {
+    floorServer.stop();
+  }
+  await pullFloors(h, samples, busybox, work, runs, pulls);
+}
+
+const READ_WARMUP_CALLS = 300;
+
+async function timedImageCalls(h: RuntimeHarness, samples: Samples, spec: { image: string }, floor: ImageServiceClient, indexDir: string, runs: number): Promise<void> {
+  const images = h.images;
   for (let i = 0; i < runs; i++) {
     await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
     await samples.time('ImageStatus', () => callUnary(images, 'ImageStatus', { image: spec }));
-    await samples.time('ImageStatus undecoded', () => undecoded(images, 'ImageStatus', { image: spec }));
+    const status = await samples.time('ImageStatus undecoded', () => undecoded(images, 'ImageStatus', { image: spec }));
+    samples.add('ImageStatus decode', decodeMs(images, 'ImageStatus', status));
     await samples.time('ListImages', () => callUnary(images, 'ListImages', {}));
-    await samples.time('ListImages undecoded', () => undecoded(images, 'ListImages', {}));
+    const list = await samples.time('ListImages undecoded', () => undecoded(images, 'ListImages', {}));
+    samples.add('ListImages decode', decodeMs(images, 'ListImages', list));
+    await samples.time('Version (runtime socket)', () => callUnary(h.runtime, 'Version', {}));
+    // The index by hand is as big as the store's images.json with the same images.
+    const indexBytes = (await stat(join(h.skiff.root, 'images', 'images.json'))).size;
+    await samples.time('index commit by hand', () => indexCommit(indexDir, indexBytes));
     await samples.time('RemoveImage', () => callUnary(images, 'RemoveImage', { image: spec }));
+    await samples.time('ImageStatus, grpc-js server doing nothing', () => callUnary(floor, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages, grpc-js server doing nothing', () => callUnary(floor, 'ListImages', {}));
   }
+}
+
+async function pullFloors(h: RuntimeHarness, samples: Samples, busybox: PushedImage, work: string, runs: number, pulls: number): Promise<void> {
+  const images = h.images;
   const skopeo = (reference: string, name: string, i: number): Promise<unknown> =>
     run('skopeo', ['copy', '--quiet', '--src-tls-verify=false', `docker://${reference}`, `oci:${join(work, `oci-${name}-${i}`)}:x`]);
+  const busyboxBlobs = await registryBlobs(h.registry.url, busybox.repo, 'busybox');
   for (let i = 0; i < Math.min(runs, 10); i++) {
     await samples.time('skopeo copy busybox', () => skopeo(busybox.reference, 'busybox', i));
+    await samples.time('curl busybox', () => curlBlobs(busyboxBlobs, join(work, 'curl')));
+    await samples.time('curl | tar -x busybox', () => curlAndExtract(busyboxBlobs, join(work, 'extract')));
   }
   const big = await pushTestImage(h.registry, 'pull5x20');
+  const bigBlobs = await registryBlobs(h.registry.url, big.repo, 'pull5x20');
   for (let i = 0; i < pulls; i++) {
     await samples.time('PullImage 5x20 MiB', () => callUnary(images, 'PullImage', { image: { image: big.reference } }, { timeoutMs: 300_000 }));
     await callUnary(images, 'RemoveImage', { image: { image: big.reference } });
     await samples.time('skopeo copy 5x20 MiB', () => skopeo(big.reference, 'big', i));
     await rm(join(work, `oci-big-${i}`), { recursive: true, force: true });
+    await samples.time('curl 5x20 MiB', () => curlBlobs(bigBlobs, join(work, 'curl')));
+    await samples.time('curl | tar -x 5x20 MiB', () => curlAndExtract(bigBlobs, join(work, 'extract')));
   }
+}
+
+/** The image rows: each call beside the client's own cost and the floors by hand, all from this run. */
+function printImageRows(samples: Samples, runs: number, pulls: number): void {
+  const s = (name: string): number[] => samples.get(name);
+  const all = (name: string): string => s(name).map(fmt).join(' / ');
+  const version = `Version ${p50(s('Version (runtime socket)'))}`;
+  const rows: [string, number[], string, string][] = [
+    ['PullImage busybox', s('PullImage busybox'), version, `curl ${p50(s('curl busybox'))}; curl | tar -x + sync ${p50(s('curl | tar -x busybox'))}; skopeo copy ${p50(s('skopeo copy busybox'))}`],
+    ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
+    ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
+    ['RemoveImage', s('RemoveImage'), version, `index write + fsync + rename + fsync dir ${p50(s('index commit by hand'))}`],
+    ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing'))}`],
+  ];
+  printColumns(
+    `Image calls one at a time (${runs} samples per call, ${pulls} pulls of 5x20 MiB), ms`,
+    ['call', 'n', 'p50', 'p90', 'p99', 'client cost p50', 'target p50', 'floor by hand, same run, p50'],
+    rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
+  );
+  const floorNames = ['Version (runtime socket)', 'ImageStatus, grpc-js server doing nothing', 'ListImages, grpc-js server doing nothing', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'skopeo copy 5x20 MiB'];
+  printColumns('Client cost and image floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
+}
+
+
+/** The grpc-js floor server (grpc-floor-server.ts) in a process of its own, with a client of it. */
+async function startGrpcFloorServer(socket: string, responses: { status: unknown; list: unknown }): Promise<{ client: ImageServiceClient; stop: () => void }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url)), socket], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(JSON.stringify(responses));
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`grpc-floor-server exited with ${code}`)));
+    child.stdout.once('data', () => resolve());
+  });
+  const client = createImageClient(socket);
+  return {
+    client,
+    stop: () => {
+      client.close();
+      child.kill();
+    },
+  };
 }
 
 // ---------------------------------------------------------------- idle footprint
@@ -292,15 +405,26 @@ async function idleFootprint(h: RuntimeHarness): Promise<Footprint> {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { samples: { type: 'string', default: '100' }, 'image-samples': { type: 'string', default: '50' }, pulls: { type: 'string', default: '3' } },
+    options: {
+      samples: { type: 'string', default: '100' },
+      'image-samples': { type: 'string', default: '50' },
+      pulls: { type: 'string', default: '3' },
+      'images-only': { type: 'boolean', default: false },
+    },
   });
   const runs = Number(values.samples);
   const imageRuns = Number(values['image-samples']);
   const pulls = Number(values.pulls);
-  const h = await startRuntimeHarness({ images: ['busybox'] });
+  // At info level, as a node runs it: debug would add a log line per call to every figure.
+  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: 'info' } });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
   try {
+    if (values['images-only']) {
+      await imageCalls(h, samples, work, imageRuns, pulls);
+      printImageRows(samples, imageRuns, pulls);
+      return;
+    }
     const { info } = await callUnary(h.images, 'ImageStatus', { image: { image: h.imageRef('busybox') }, verbose: true });
     const parsed = JSON.parse(info['info'] ?? '{}') as { snapshots: string[]; layers?: string[] };
     const snapshot = parsed.snapshots[0]!;
@@ -326,20 +450,16 @@ async function main(): Promise<void> {
       ['ContainerStatus', s('ContainerStatus'), `${p50(s('ContainerStatus undecoded'))} (undecoded)`, ''],
       ['StopContainer', s('StopContainer'), clientFloor, `runc kill ${p50(s('runc kill'))}`],
       ['RemoveContainer', s('RemoveContainer'), clientFloor, `runc delete ${p50(s('runc delete'))} + umount ${p50(s('overlay umount'))} + rm ${p50(s("rm of a container's directories"))}`],
-      ['PullImage busybox', s('PullImage busybox'), '', `skopeo copy ${p50(s('skopeo copy busybox'))}`],
-      ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), '', `skopeo copy ${s('skopeo copy 5x20 MiB').map(fmt).join(' / ')}`],
-      ['ImageStatus', s('ImageStatus'), `${p50(s('ImageStatus undecoded'))} (undecoded)`, ''],
-      ['RemoveImage', s('RemoveImage'), '', ''],
-      ['ListImages', s('ListImages'), `${p50(s('ListImages undecoded'))} (undecoded)`, ''],
       ["one pod's life", s("one pod's life"), '', `sum of the steps' floors ${fmt(sum('CNI ADD', 'runc create', 'runc start', 'runc kill', 'CNI DEL', 'runc delete', 'overlay mount', 'overlay umount', "rm of a container's directories"))}`],
     ];
     printColumns(
-      `CRI calls one at a time (${runs} samples per pod/container call, ${imageRuns} per image call, ${pulls} pulls of 5x20 MiB), ms`,
+      `Pod and container calls one at a time (${runs} samples per call), ms`,
       ['call', 'n', 'p50', 'p90', 'p99', 'client floor p50', 'target p50', 'floor of the steps by hand, p50'],
       rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
     );
-    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', "rm of a container's directories", 'Version', 'Version undecoded', 'skopeo copy busybox', 'skopeo copy 5x20 MiB'];
+    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', "rm of a container's directories", 'Version', 'Version undecoded'];
     printColumns('Floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
+    printImageRows(samples, imageRuns, pulls);
     printColumns(
       `Idle footprint, no pods (target <= 200 MiB RSS, <= 90 MiB PSS in all)`,
       ['process', 'RSS', 'PSS'],

@@ -4,7 +4,7 @@ export { listConmonProcesses } from './runtime-inventory.js';
 export { makeTempDir, removeDir } from './tmp.js';
 export { openWebSocket, wsExec, type WsExecResult } from './stream-client.js';
 export { startRegistry, type Registry, type RegistryOptions } from './registry.js';
-export { pushTestImage, getTestImage, imageCacheDir, type TestImageName } from './image-catalogue.js';
+export { pushTestImage, getTestImage, imageCacheDir, type PushedImage, type TestImageName } from './image-catalogue.js';
 export { buildImage, type BuildImageOptions, type Image } from './oci-image.js';
 export { pushImage, type PushOptions } from './push.js';
 export { RegistryClient } from './registry-client.js';

@@ -54,7 +54,7 @@ export interface RuntimeHarnessOptions {
   /** Extra keys of the [runtime] table. */
   config?: string;
   /** Further keys of the other tables, as startSkiff takes them. */
-  skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig'>;
+  skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig' | 'logLevel'>;
 }
 
 export interface Pod {

@@ -2,7 +2,7 @@
  * Runs Skiff the way an operator does — `skiff up` in the foreground — with a configuration of the
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
- *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, dir? }): Promise<SkiffInstance>
+ *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, logLevel?, dir? }): Promise<SkiffInstance>
  *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig: of [image], [stream], [logs]
  *       dir: the directory of an earlier instance stopped with stop({ keepDir: true }); its
  *       configuration and state are used again (registriesConf and config are then ignored)
@@ -37,6 +37,8 @@ export interface SkiffOptions {
   imageConfig?: string;
   streamConfig?: string;
   logsConfig?: string;
+  /** The daemons' log_level (default debug, for the tests' diagnostics; benchmarks use info). */
+  logLevel?: 'debug' | 'info';
   /** Start again on the directory (configuration and state) of an instance stopped with keepDir. */
   dir?: string;
 }
@@ -89,7 +91,7 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
       [
         `root = "${root}"`,
         `run_dir = "${runDir}"`,
-        `log_level = "debug"`,
+        `log_level = "${options.logLevel ?? 'debug'}"`,
         `log_file = "${join(dir, 'skiff.log')}"`,
         // Any free port for every daemon's metrics: instances run beside each other.
         `metrics_address = "127.0.0.1:0"`,

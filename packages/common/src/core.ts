@@ -8,6 +8,7 @@ export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-
 export { SingleFlight } from './single-flight.js';
 export { Semaphore } from './semaphore.js';
 export { Mutex } from './mutex.js';
+export { StepTimer } from './step-timer.js';
 export { pollUntil, sleep, withTimeout } from './poll.js';
 export { stopOnSignals } from './daemon-shutdown.js';
 export { errnoCode, errorMessage } from './errno.js';

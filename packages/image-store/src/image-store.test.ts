@@ -8,6 +8,7 @@ import { InvalidReferenceError } from '@skiff/reference';
 import { ImageStore } from './image-store.js';
 import { StoreError } from './errors.js';
 import type { ImageRecord } from './types.js';
+import { syncFilesystems } from './unpack/special-files.js';
 import { addTestImage, opener, quietLogger, sha256, simpleLayer, tempDir } from './testing/fixtures.js';
 
 const logger = quietLogger();
@@ -200,6 +201,49 @@ test('opening as writer removes debris of a killed process and unreferenced cont
     assert.equal((await second.find('kept:1'))?.id, image.id);
   } finally {
     await second.close();
+  }
+});
+
+test('layers published but never recorded (a pull killed before its one sync and its record) are removed at the next open', async () => {
+  const root = tempDir('unrecorded');
+  const first = await openWriter(root);
+  const kept = await addTestImage(first, [simpleLayer('recorded')], { tags: ['recorded:1'] });
+  const layer = simpleLayer('published, not yet synced');
+  await first.ingestLayer({ desc: layer.desc, diffId: layer.diffId, chainId: layer.diffId }, opener(layer.blob).open);
+  assert.ok(snapshotNames(root).includes(hex(layer.diffId)), 'the layer is published before any sync');
+  assert.ok(blobNames(root).includes(hex(layer.desc.digest)));
+  await first.close();
+
+  const second = await openWriter(root);
+  try {
+    assert.deepEqual(snapshotNames(root), [hex(kept.layers[0]!.chainId)]);
+    assert.deepEqual(blobNames(root), [hex(kept.id), hex(kept.layers[0]!.digest)].sort());
+    assert.equal((await second.find('recorded:1'))?.id, kept.id);
+  } finally {
+    await second.close();
+  }
+});
+
+test('a pull of several layers is synced once, before its record is written', async () => {
+  const root = tempDir('one-sync');
+  const syncs: { recordedBefore: boolean }[] = [];
+  const store = await ImageStore.open(root, {
+    logger,
+    writer: true,
+    syncFilesystems: async (paths) => {
+      const index = existsSync(join(root, 'images.json')) ? readFileSync(join(root, 'images.json'), 'utf8') : '';
+      syncs.push({ recordedBefore: index.includes('synced:1') });
+      await syncFilesystems(paths);
+    },
+  });
+  try {
+    const image = await addTestImage(store, [simpleLayer('one'), simpleLayer('two'), simpleLayer('three')], { tags: ['synced:1'] });
+    assert.equal(image.layers.length, 3);
+    assert.deepEqual(syncs, [{ recordedBefore: false }], 'one sync, and the record was not written before it');
+    await addTestImage(store, [simpleLayer('one'), simpleLayer('two'), simpleLayer('three')], { tags: ['synced:2'] });
+    assert.equal(syncs.length, 1, 'nothing new was published: no second sync');
+  } finally {
+    await store.close();
   }
 });
 

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { fsyncDir, type Logger, errnoCode, errorMessage } from '@skiff/common';
+import { type Logger, errnoCode, errorMessage } from '@skiff/common';
 import { chainIds } from './chain-id.js';
 import { ContentGuard, blobKey, contentKeys } from './content-guard.js';
 import { sha256Digest, sha256Hex } from './digests.js';
@@ -13,6 +13,7 @@ import { StoreLayout, exists, restrictStoreModes } from './store-layout.js';
 import type { Descriptor, ImageRecord, OciImageConfig } from './types.js';
 import { StoreUsage } from './usage.js';
 import { WriterLock } from './writer-lock.js';
+import { DurabilityBatch } from './durability.js';
 import { LeaseDirectory, type Lease } from './leases.js';
 
 export type { LayerStreamOpener, LayerToIngest } from './layer-ingest.js';
@@ -30,6 +31,8 @@ export interface ImageStoreOptions {
   limits?: Partial<ExtractionLimits>;
   /** Reads free space on the store's filesystem (statfs by default). */
   freeBytes?: FreeSpaceReader;
+  /** Makes the filesystems holding `paths` durable (`sync -f` by default). */
+  syncFilesystems?: (paths: readonly string[]) => Promise<void>;
 }
 
 const CONFIG_CACHE_LIMIT = 256;
@@ -49,6 +52,8 @@ export class ImageStore {
   private readonly guard: ContentGuard;
   private readonly layers: LayerIngest;
   private readonly leases: LeaseDirectory;
+  /** Content published since the last sync; synced before a record refers to it. */
+  private readonly durable: DurabilityBatch;
 
   /** Writer only: the index as last persisted. */
   private index = ImageIndex.empty();
@@ -64,7 +69,8 @@ export class ImageStore {
     this.usage = new StoreUsage(this.layout.snapshotsDir, this.layout.blobsDir);
     this.watcher = new IndexFileWatcher(this.layout.indexPath);
     this.guard = new ContentGuard(options.gcGracePeriodMs ?? DEFAULT_GC_GRACE_MS);
-    this.layers = new LayerIngest(this.layout, this.guard, this.logger, resolveLimits(options.limits), options.freeBytes ?? statfsFreeBytes);
+    this.durable = new DurabilityBatch([this.layout.blobsDir, this.layout.snapshotsDir], options.syncFilesystems);
+    this.layers = new LayerIngest(this.layout, this.guard, this.logger, resolveLimits(options.limits), options.freeBytes ?? statfsFreeBytes, this.durable);
     this.leases = new LeaseDirectory(this.layout.leasesDir);
   }
 
@@ -217,7 +223,7 @@ export class ImageStore {
     });
   }
 
-  /** Verifies digest and size, then writes through ingest/ (fsync, rename). */
+  /** Verifies digest and size, then writes through ingest/ (write, rename; synced before a record refers to it). */
   async putBlob(desc: Descriptor, data: Buffer): Promise<void> {
     this.requireWriter('putBlob');
     const key = blobKey(sha256Hex(desc.digest, 'blob digest'));
@@ -233,17 +239,12 @@ export class ImageStore {
       if (await this.hasBlob(desc.digest)) return;
       const tmp = this.layout.newIngestFile(desc.digest);
       try {
-        const handle = await fs.open(tmp, 'wx', 0o600);
-        try {
-          await handle.writeFile(data);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
+        await fs.writeFile(tmp, data, { flag: 'wx', mode: 0o600 });
+        // Published unsynced, like layers: addImage syncs before the record refers to it.
         await this.guard.mutex.run(async () => {
           await fs.rename(tmp, target);
-          await fsyncDir(this.layout.blobsDir);
           this.guard.mark(key);
+          this.durable.notePublished();
         });
       } catch (err) {
         await fs.rm(tmp, { force: true });
@@ -276,6 +277,9 @@ export class ImageStore {
         throw new StoreError('bad-layer', `image ${record.id} layer ${i} has chain ID ${layer.chainId}, but its diff IDs give ${expectedChain[i]}`);
       }
     });
+    // Whatever this process published unsynced (this record's content among it) becomes durable
+    // before the record is written: one sync for all the layers of a pull.
+    await this.durable.flush();
     return this.guard.mutex.run(async () => {
       await this.assertContentPresent(record);
       const { index, image } = this.index.withImage(record, new Date());

@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { fsyncDir, type Logger, errnoCode, errorMessage } from '@skiff/common';
+import { StepTimer, type Logger, errnoCode, errorMessage } from '@skiff/common';
 import { childChainId } from './chain-id.js';
 import { blobKey, snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
@@ -8,10 +8,10 @@ import { StoreError, isStoreError } from './errors.js';
 import { LIMIT_KEYS, LimitError, SpaceReserve, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
 import { assertSupportedLayerType } from './media-types.js';
 import { SharedOperations } from './shared-operations.js';
-import { HEX_NAME, exists, fsyncFile, type StoreLayout } from './store-layout.js';
+import { HEX_NAME, exists, type StoreLayout } from './store-layout.js';
+import type { DurabilityBatch } from './durability.js';
 import { TarFormatError } from './tar/tar-header.js';
 import type { Descriptor, SnapshotMeta } from './types.js';
-import { syncFilesystem } from './unpack/special-files.js';
 import { unpackLayer, type UnpackLayerResult } from './unpack/unpack-layer.js';
 
 export interface LayerToIngest {
@@ -49,6 +49,7 @@ export class LayerIngest {
     private readonly logger: Logger,
     private readonly limits: ExtractionLimits,
     private readonly freeBytes: FreeSpaceReader,
+    private readonly durable: DurabilityBatch,
   ) {}
 
   async ingest(layer: LayerToIngest, open: LayerStreamOpener, callerSignal: AbortSignal | undefined): Promise<void> {
@@ -94,6 +95,7 @@ export class LayerIngest {
     const { desc, diffId, chainId } = layer;
     const blobPath = this.layout.blobPath(desc.digest);
     const started = Date.now();
+    const timer = new StepTimer(this.logger, want === 'snapshot' ? 'layer unpack' : 'layer blob', { layer: desc.digest });
     const tmpDir = want === 'snapshot' ? this.layout.newSnapshotTmpDir() : undefined;
     let ingestFile: string | undefined;
     try {
@@ -105,6 +107,7 @@ export class LayerIngest {
       if (!haveBlob) ingestFile = this.layout.newIngestFile(desc.digest);
       signal.throwIfAborted();
       const source = haveBlob ? createReadStream(blobPath, { highWaterMark: BLOB_READ_CHUNK }) : await open();
+      timer.mark(haveBlob ? 'open stored blob' : 'request');
       const result = await unpackLayer({
         source,
         expectedSize: desc.size,
@@ -116,7 +119,9 @@ export class LayerIngest {
         lowerDirs: () => this.lowerDirsOf(chainId, diffId),
         signal,
         layerDigest: desc.digest,
+        onBlobEnd: () => timer.mark('blob read and verified'),
       });
+      timer.mark('unpack after the blob');
       verify(layer, result);
       if (result.droppedXattrs > 0) {
         this.logger.warn({ layer: desc.digest, dropped: result.droppedXattrs }, 'layer carried overlayfs xattrs; they were not applied');
@@ -125,43 +130,32 @@ export class LayerIngest {
         const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes };
         await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
       }
-      await this.makeDurable(tmpDir, ingestFile);
       signal.throwIfAborted();
+      // Published unsynced: the record that will refer to it is written only after durable.flush().
       await this.guard.mutex.run(async () => {
         if (ingestFile) {
           await fs.rename(ingestFile, blobPath);
           ingestFile = undefined;
-          await fsyncDir(this.layout.blobsDir);
           this.guard.mark(blobKey(sha256Hex(desc.digest, 'digest')));
         }
         if (tmpDir) {
           await fs.rename(tmpDir, this.layout.snapshotDir(chainId));
-          await fsyncDir(this.layout.snapshotsDir);
           this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
         }
+        this.durable.notePublished();
       });
+      timer.mark('publish');
+      timer.done();
       this.logger.info(
         { layer: desc.digest, chainId, bytes: result.blobSize, compression: result.compression, downloaded: !haveBlob, unpacked: want === 'snapshot', ms: Date.now() - started },
         want === 'snapshot' ? 'layer unpacked' : 'layer blob stored',
       );
     } catch (err) {
+      timer.done('failed');
       if (tmpDir) await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
       if (ingestFile) await fs.rm(ingestFile, { force: true }).catch(() => undefined);
       throw describeFailure(layer, err, signal);
     }
-  }
-
-  /**
-   * One syncfs makes every unpacked file, meta.json and the blob durable before the renames
-   * publish them: far cheaper than an fsync per file.
-   */
-  private async makeDurable(tmpDir: string | undefined, ingestFile: string | undefined): Promise<void> {
-    if (!tmpDir) {
-      if (ingestFile) await fsyncFile(ingestFile);
-      return;
-    }
-    const sameFilesystem = ingestFile === undefined || (await fs.stat(this.layout.ingestDir)).dev === (await fs.stat(this.layout.snapshotsDir)).dev;
-    await Promise.all([syncFilesystem(tmpDir), sameFilesystem ? undefined : fsyncFile(ingestFile!)]);
   }
 
   /**

@@ -99,11 +99,3 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-export async function fsyncFile(path: string): Promise<void> {
-  const handle = await fs.open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Semaphore, SingleFlight, type Logger } from '@skiff/common';
+import { Semaphore, SingleFlight, StepTimer, type Logger } from '@skiff/common';
 import { normalizeReference, tagReference, digestReference, parseReference, formatReference, type ImageReference } from '@skiff/reference';
 import { RegistryClient, type AuthCredentials, type ResolvedImage } from '@skiff/registry';
 import { chainIds, ImageStore, StoreError, type ImageRecord, type LayerRecord, type OciImageConfig } from '@skiff/image-store';
@@ -52,9 +52,24 @@ export class Puller {
 
   private async pullOnce(ref: ImageReference, request: PullRequest): Promise<ImageRecord> {
     const started = Date.now();
+    const timer = new StepTimer(this.log, 'pull', { image: formatReference(ref) });
+    try {
+      const { record, endpoint } = await this.pullSteps(ref, request, timer);
+      timer.done();
+      this.log.info({ image: formatReference(ref), id: record.id, endpoint, layers: record.layers.length, ms: Date.now() - started }, 'image pulled');
+      return record;
+    } catch (err) {
+      timer.done('failed');
+      throw err;
+    }
+  }
+
+  private async pullSteps(ref: ImageReference, request: PullRequest, timer: StepTimer): Promise<{ record: ImageRecord; endpoint: string }> {
     const opts = { auth: request.auth, signal: request.signal };
     const resolved = await this.registry.resolve(ref, opts);
+    timer.mark('resolve');
     const config = await this.storeConfig(resolved, request);
+    timer.mark('config');
     const layers = this.layerRecords(resolved, config);
 
     await Promise.all(
@@ -68,6 +83,7 @@ export class Puller {
         ),
       ),
     );
+    timer.mark('layers');
 
     const configDesc = resolved.manifest.config;
     const tag = tagReference(ref);
@@ -84,11 +100,8 @@ export class Puller {
       annotations: request.annotations,
       platform: resolved.platform,
     });
-    this.log.info(
-      { image: formatReference(ref), id: record.id, endpoint: resolved.endpoint.host, layers: layers.length, ms: Date.now() - started },
-      'image pulled',
-    );
-    return record;
+    timer.mark('record');
+    return { record, endpoint: resolved.endpoint.host };
   }
 
   private async storeConfig(resolved: ResolvedImage, request: PullRequest): Promise<OciImageConfig> {

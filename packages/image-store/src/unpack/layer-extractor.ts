@@ -1,11 +1,11 @@
 import * as fsSync from 'node:fs';
 import { constants, promises as fs } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { promisify } from 'node:util';
 import { StoreError } from '../errors.js';
 import type { TarEntry } from '../tar/tar-reader.js';
 import { ancestorsOf, entryComponents, isWithin, joinComponents, parentOf } from './entry-path.js';
 import { lookupInLowerLayers } from './lower-lookup.js';
+import { FileAppender } from './file-writer.js';
 import { createSpecialFiles, type SpecialFile } from './special-files.js';
 import { OPAQUE_XATTR, applyXattrs, readXattrs, type XattrAssignment } from './xattrs.js';
 
@@ -16,16 +16,10 @@ const AUFS_META_PREFIX = '.wh..wh.';
 
 const CREATE_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const ASYNC_WRITE_THRESHOLD = 1024 * 1024;
-const writeAsync = promisify(fsSync.write);
 
 function writeAllSync(fd: number, chunk: Buffer): void {
   let offset = 0;
   while (offset < chunk.length) offset += fsSync.writeSync(fd, chunk, offset, chunk.length - offset);
-}
-
-async function writeAllAsync(fd: number, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) offset += (await writeAsync(fd, chunk, offset, chunk.length - offset, null)).bytesWritten;
 }
 
 /** One inode's apparent size; hard links share the object so it is counted once. */
@@ -233,16 +227,23 @@ export class LayerExtractor {
     const fd = fsSync.openSync(this.absolute(path), CREATE_FILE_FLAGS, 0o600);
     // Registered before writing so a failure part-way still lets clear() find it.
     this.states.set(path, { kind: 'file', inode: { size: entry.size } });
+    // Big files are written from the thread pool, queued, so copying their data into the page
+    // cache runs on another core while this thread parses and hashes.
+    const appender = entry.size >= ASYNC_WRITE_THRESHOLD ? new FileAppender(fd) : undefined;
     try {
-      // Big files are written from the thread pool, so copying their data into the page cache
-      // runs on another core while this thread parses and hashes.
-      const write = entry.size >= ASYNC_WRITE_THRESHOLD ? writeAllAsync : writeAllSync;
-      for await (const chunk of content) await write(fd, chunk);
+      if (appender) {
+        for await (const chunk of content) await appender.write(chunk);
+        await appender.flush();
+      } else {
+        for await (const chunk of content) writeAllSync(fd, chunk);
+      }
       fsSync.fchownSync(fd, entry.uid, entry.gid);
       // After chown, which clears setuid/setgid.
       fsSync.fchmodSync(fd, entry.mode);
       fsSync.futimesSync(fd, entry.mtime, entry.mtime);
     } finally {
+      // Queued writes must end before the descriptor is closed (and its number reused).
+      await appender?.flush().catch(() => undefined);
       fsSync.closeSync(fd);
     }
     this.recordXattrs(path, entry.xattrs);

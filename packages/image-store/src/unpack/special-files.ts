@@ -34,8 +34,9 @@ export async function createSpecialFiles(root: string, files: readonly SpecialFi
   if (result.code !== 0) throw new Error(`creating device nodes failed: ${result.stderr.trim() || `mknod exited with status ${result.code ?? result.signal}`}`);
 }
 
-/** Flushes the filesystem holding `path` (syncfs), so a rename that follows publishes durable content. */
-export async function syncFilesystem(path: string): Promise<void> {
-  const result = await runCommand('sync', ['-f', path]);
-  if (result.code !== 0) throw new Error(`sync -f ${path} failed: ${result.stderr.trim()}`);
+/** Flushes the filesystems holding `paths` (syncfs of each), in one run of sync. */
+export async function syncFilesystems(paths: readonly string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const result = await runCommand('sync', ['-f', ...paths]);
+  if (result.code !== 0) throw new Error(`sync -f ${paths.join(' ')} failed: ${result.stderr.trim()}`);
 }

@@ -7,6 +7,7 @@ import { StoreError } from '../errors.js';
 import { DEFAULT_EXTRACTION_LIMITS, LIMIT_KEYS, LimitError, type ExtractionLimits, type SpaceReserve } from '../limits.js';
 import { readTar } from '../tar/tar-reader.js';
 import { createDecompressor, detectCompression, type Compression } from './decompress.js';
+import { appenderFor, type FileAppender } from './file-writer.js';
 import { LayerExtractor } from './layer-extractor.js';
 
 export type LayerSource = Readable | NodeJS.ReadableStream;
@@ -33,6 +34,8 @@ export interface UnpackLayerRequest {
   signal?: AbortSignal;
   /** Used in messages. */
   layerDigest: string;
+  /** Called once every blob byte has arrived and been verified (the unpack may still be running). */
+  onBlobEnd?: () => void;
 }
 
 export interface UnpackLayerResult {
@@ -63,8 +66,9 @@ class BlobTee extends Transform {
     private readonly expectedSize: number,
     private readonly expectedDigest: string | undefined,
     private readonly layerDigest: string,
-    private readonly file: FileHandle | undefined,
+    private readonly file: FileAppender | undefined,
     private readonly space: SpaceReserve | undefined,
+    private readonly onEnd: (() => void) | undefined,
   ) {
     super({ highWaterMark: READ_AHEAD_BYTES });
   }
@@ -94,12 +98,18 @@ class BlobTee extends Transform {
     }
     const file = this.file;
     const spending = this.space?.spend(chunk.length);
-    (spending ? spending.then(() => writeAll(file, chunk)) : writeAll(file, chunk)).then(() => callback(), callback);
+    const writing = spending ? spending.then(() => file.write(chunk)) : file.write(chunk);
+    if (writing) writing.then(() => callback(), callback);
+    else callback();
   }
 
   override _flush(callback: TransformCallback): void {
     if (this.size < this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got ${this.size}`);
-    callback();
+    const written = this.file ? this.file.flush() : Promise.resolve();
+    written.then(() => {
+      this.onEnd?.();
+      callback();
+    }, callback);
   }
 }
 
@@ -118,14 +128,6 @@ class TarBudget {
       throw new LimitError('maxLayerBytes', `layer unpacks to more than ${this.maxBytes} bytes (${LIMIT_KEYS.maxLayerBytes})`);
     }
     return this.space?.spend(chunk.length);
-  }
-}
-
-async function writeAll(file: FileHandle, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) {
-    const { bytesWritten } = await file.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
   }
 }
 
@@ -191,6 +193,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   readable.on('error', () => undefined);
   const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
   let file: FileHandle | undefined;
+  let appender: FileAppender | undefined;
   let head: Buffer;
   try {
     await request.space?.check(request.blobFile ? request.expectedSize : 0);
@@ -204,7 +207,8 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   try {
     const compression = detectCompression(head);
     const decompressor = createDecompressor(compression);
-    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, file, request.space);
+    appender = file && appenderFor(file);
+    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, request.onBlobEnd);
     const output = decompressor?.stream ?? new PassThrough();
     const piped = pipeline(readable, tee, output, signal ? { signal } : {});
     piped.catch(() => undefined);
@@ -248,6 +252,8 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       droppedXattrs: extractor?.droppedXattrs ?? 0,
     };
   } finally {
+    // Writes still queued must end before the descriptor is closed (and its number reused).
+    await appender?.flush().catch(() => undefined);
     await file?.close();
   }
 }

@@ -27,7 +27,7 @@ import { bindSources, IdmappedMounts } from '../mounts/idmapped.js';
 import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from '../cdi/cdi-edits.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 import { bindMountsOf, ensureHostPaths } from '../container/container-mounts.js';
 import { containerSpecInput } from '../container/container-spec.js';

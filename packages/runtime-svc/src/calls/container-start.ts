@@ -8,7 +8,7 @@ import { requireContainer, withContainerLock } from '../container/require-contai
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { killHolder, startInSandbox } from '../container/sandboxed-start.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
 /** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */

@@ -17,7 +17,7 @@ import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
 import { makeTraversable } from '../state/traversable.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
 const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';

@@ -1,7 +1,7 @@
 import type { RuntimeContext } from '../daemon/context.js';
 import { forgetContainerLog } from '../logs/logs-client.js';
 import type { ContainerRecord } from '../state/records.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { stopContainerLocked } from './container-stop-locked.js';
 import { teardownContainer } from './container-teardown.js';
 

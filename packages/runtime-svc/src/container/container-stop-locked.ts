@@ -1,7 +1,7 @@
 import { stopContainer } from '../oci/stop-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { refreshContainer } from './container-state.js';
 import { killHolder } from './sandboxed-start.js';
 

@@ -7,7 +7,7 @@ import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses } from '../process/processes.js';
-import type { StepTimer } from '../util/step-timer.js';
+import type { StepTimer } from '@skiff/common';
 import { killHolder } from './sandboxed-start.js';
 import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
 

@@ -3,7 +3,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { stopPodSandboxLocked } from './sandbox-stop-locked.js';
 import { teardownSandbox } from './sandbox-teardown.js';
 

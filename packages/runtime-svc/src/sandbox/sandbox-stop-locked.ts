@@ -3,7 +3,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { unmountIfMounted } from '../mounts/mounts.js';
 import type { SandboxRecord } from '../state/records.js';
 import { allSettledOrThrow } from '../util/settle.js';
-import { StepTimer } from '../util/step-timer.js';
+import { StepTimer } from '@skiff/common';
 import { stopSandboxContainer } from './sandbox-container.js';
 import { detachSandboxNetwork } from './sandbox-network.js';
 

@@ -4,7 +4,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import type { SandboxRecord } from '../state/records.js';
 import { deleteSandboxContainer } from './sandbox-container.js';
-import type { StepTimer } from '../util/step-timer.js';
+import type { StepTimer } from '@skiff/common';
 import { detachSandboxNetwork } from './sandbox-network.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Logger } from '@skiff/common';
+import type { Logger } from './logger.js';
 
 /**
  * Where one operation's time goes: named steps with their durations in ms, logged once at debug
