@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from '../daemon/context.js';
@@ -6,9 +5,10 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache } from './disk-usage.js';
 import { nowNanos } from '../util/time.js';
-import { readCgroupSample, sumSamples, type CgroupSample } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
-import { readCgroupDetail, type CgroupDetail } from './cgroup-detail.js';
+import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
+import { readSmallFile } from './read-small-file.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
   return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
@@ -23,12 +23,14 @@ export class StatsCollector {
   private readonly lastCpu = new Map<string, { at: bigint; cpuNanos: number }>();
   private readonly disk = new DiskUsageCache();
   private mounts: Promise<Map<string, string>> | undefined;
+  /** Where each live container's cgroup files are, by container id; a process keeps its cgroup. */
+  private readonly dirs = new Map<string, { pid: number; dirs: CgroupDirs | undefined }>();
 
   constructor(private readonly ctx: RuntimeContext) {}
 
   private async cgroupsOf(pid: number | undefined): Promise<Map<string, string> | undefined> {
     if (pid === undefined) return undefined;
-    const text = await fs.readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => undefined);
+    const text = await readSmallFile(`/proc/${pid}/cgroup`);
     return text === undefined ? undefined : parseProcCgroup(text);
   }
 
@@ -63,29 +65,43 @@ export class StatsCollector {
     };
   }
 
+  /** The cgroup directories of a live container's process, looked up once per process. */
+  private async containerDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
+    if ((rec.phase !== 'running' && rec.phase !== 'created') || rec.pid === undefined) return undefined;
+    const known = this.dirs.get(rec.id);
+    if (known?.pid === rec.pid) return known.dirs;
+    const cgroups = await this.cgroupsOf(rec.pid);
+    if (!cgroups) return undefined;
+    this.mounts ??= cgroupMounts();
+    const dirs = cgroupDirs(cgroups, await this.mounts);
+    this.dirs.set(rec.id, { pid: rec.pid, dirs });
+    return dirs;
+  }
+
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
-    const live = rec.phase === 'running' || rec.phase === 'created';
-    const cgroups = live ? await this.cgroupsOf(rec.pid) : undefined;
-    this.mounts ??= cgroupMounts();
-    const mounts = await this.mounts;
-    const [sample, detail, layer] = await Promise.all([
-      cgroups ? readCgroupSample(cgroups, mounts) : {},
-      cgroups ? readCgroupDetail(cgroups, mounts) : {},
-      this.disk.get(this.ctx.paths.container(rec.id).upper),
-    ]);
-    return { sample, detail, layer };
+    const dirs = await this.containerDirs(rec);
+    const [reading, layer] = await Promise.all([dirs ? readCgroupReading(dirs) : { sample: {}, detail: {} }, this.disk.get(this.ctx.paths.container(rec.id).upper)]);
+    return { sample: reading.sample, detail: reading.detail, layer };
+  }
+
+  /** Drops what is kept for containers that are gone (a pod's removal takes its containers along). */
+  forgetAllBut(containerIds: ReadonlySet<string>): void {
+    for (const id of this.dirs.keys()) {
+      if (!containerIds.has(id)) this.forget(id);
+    }
   }
 
   /** The interfaces of a pod's own network namespace (none on the host network), through its pause process. */
   async podInterfaces(rec: SandboxRecord): Promise<InterfaceCounters[]> {
     if (rec.namespaces.network === 'NODE' || rec.phase !== 'ready' || rec.pid === undefined) return [];
-    const text = await fs.readFile(`/proc/${rec.pid}/net/dev`, 'utf8').catch(() => undefined);
+    const text = await readSmallFile(`/proc/${rec.pid}/net/dev`);
     return text === undefined ? [] : parseNetDev(text);
   }
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
-    return rec.phase === 'running' || rec.phase === 'created' ? this.sampleOf(await this.cgroupsOf(rec.pid)) : {};
+    const dirs = await this.containerDirs(rec);
+    return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
 
   async containerStats(rec: ContainerRecord): Promise<cri.ContainerStats> {
@@ -136,6 +152,7 @@ export class StatsCollector {
 
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
+    this.dirs.delete(id);
     this.lastCpu.delete(id);
     this.lastCpu.delete(`pod:${id}`);
     this.disk.forget(this.ctx.paths.container(id).upper);
