@@ -77,6 +77,20 @@ describe('pod and container metrics', () => {
     assert.equal(valueOf(mine.metrics, 'container_network_receive_errors_total', eth0), 0);
   });
 
+  test('limits changed by UpdateContainerResources show in the next call', async () => {
+    const limits = async (): Promise<number[]> => {
+      const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
+      const container = pod_metrics.find((p) => p.pod_sandbox_id === pod.id)!.container_metrics.find((c) => c.container_id === busy)!.metrics;
+      return ['container_spec_cpu_quota', 'container_spec_cpu_shares', 'container_spec_memory_limit_bytes'].map((name) => valueOf(container, name));
+    };
+    assert.deepEqual(await limits(), [50000, 512, 256 * 1024 * 1024]);
+    await callUnary(h.runtime, 'UpdateContainerResources', {
+      container_id: busy,
+      linux: { cpu_period: 100000, cpu_quota: 30000, cpu_shares: 256, memory_limit_in_bytes: 128 * 1024 * 1024 },
+    }, { timeoutMs: 30_000 });
+    assert.deepEqual(await limits(), [30000, 256, 128 * 1024 * 1024]);
+  });
+
   test('StreamPodSandboxMetrics gives the same pods', async () => {
     const stream = h.runtime.StreamPodSandboxMetrics({});
     const ids: string[] = [];

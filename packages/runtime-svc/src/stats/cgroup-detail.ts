@@ -1,4 +1,4 @@
-import { cgroupDirs, parseFlatKeyed, readIn, readSampleTexts, sampleFromTexts, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
+import { cgroupDirs, parseFlatKeyed, readIn, readSampleTexts, sampleFromTexts, type CgroupDirs, type CgroupFileReader, type CgroupSample } from './cgroup-stats.js';
 
 /**
  * The counters and limits of a cgroup that only the cAdvisor metrics need (CPU split and
@@ -44,17 +44,21 @@ function set<K extends keyof CgroupDetail>(detail: CgroupDetail, key: K, value: 
   if (value !== undefined) detail[key] = value;
 }
 
-/** A cgroup's sample and detail, each file read once, all at the same time. */
-export async function readCgroupReading(dirs: CgroupDirs): Promise<{ sample: CgroupSample; detail: CgroupDetail }> {
+/**
+ * A cgroup's sample and detail, each file read once, all at the same time. `readLimit` reads the
+ * files of the limits (CPU quota, period and shares or weight, memory limit), which change only
+ * when the container's resources are updated.
+ */
+export async function readCgroupReading(dirs: CgroupDirs, readLimit: CgroupFileReader = readIn): Promise<{ sample: CgroupSample; detail: CgroupDetail }> {
   const detail: CgroupDetail = {};
   if (dirs.cgroupV2) {
     const dir = dirs.cpu!;
     const cpuStat = readIn(dir, 'cpu.stat');
     const [texts, events, max, weight, procs] = await Promise.all([
-      readSampleTexts(dirs, cpuStat),
+      readSampleTexts(dirs, cpuStat, readLimit),
       readIn(dir, 'memory.events'),
-      readIn(dir, 'cpu.max'),
-      readIn(dir, 'cpu.weight'),
+      readLimit(dir, 'cpu.max'),
+      readLimit(dir, 'cpu.weight'),
       readIn(dir, 'cgroup.procs'),
     ]);
     const memoryStat = parseFlatKeyed(texts.memoryStat);
@@ -62,13 +66,13 @@ export async function readCgroupReading(dirs: CgroupDirs): Promise<{ sample: Cgr
     return { sample: sampleFromTexts(texts, memoryStat), detail };
   }
   const [texts, acct, cpuStat, oom, quota, period, shares, procs] = await Promise.all([
-    readSampleTexts(dirs),
+    readSampleTexts(dirs, undefined, readLimit),
     readIn(dirs.cpuacct, 'cpuacct.stat'),
     readIn(dirs.cpu, 'cpu.stat'),
     readIn(dirs.memory, 'memory.oom_control'),
-    readIn(dirs.cpu, 'cpu.cfs_quota_us'),
-    readIn(dirs.cpu, 'cpu.cfs_period_us'),
-    readIn(dirs.cpu, 'cpu.shares'),
+    readLimit(dirs.cpu, 'cpu.cfs_quota_us'),
+    readLimit(dirs.cpu, 'cpu.cfs_period_us'),
+    readLimit(dirs.cpu, 'cpu.shares'),
     readIn(dirs.pids ?? dirs.memory, 'cgroup.procs'),
   ]);
   const memoryStat = parseFlatKeyed(texts.memoryStat);

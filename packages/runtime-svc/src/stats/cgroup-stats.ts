@@ -90,14 +90,20 @@ export function cgroupDirs(cgroups: ReadonlyMap<string, string>, mounts: Readonl
   return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified } : undefined;
 }
 
-/** The sample's files, read in parallel; `cpuStat`: cpu.stat when the caller reads it already (v2). */
-export async function readSampleTexts(dirs: CgroupDirs, cpuStat?: Promise<string | undefined>): Promise<SampleTexts> {
+/** Reads a file of a cgroup directory; the limit files may be answered from a cache (see StatsCollector). */
+export type CgroupFileReader = (dir: string | undefined, name: string) => Promise<string | undefined>;
+
+/**
+ * The sample's files, read in parallel; `cpuStat`: cpu.stat when the caller reads it already (v2);
+ * `readLimit` reads the memory limit.
+ */
+export async function readSampleTexts(dirs: CgroupDirs, cpuStat?: Promise<string | undefined>, readLimit: CgroupFileReader = readIn): Promise<SampleTexts> {
   const v2 = dirs.cgroupV2;
   const [cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent] = await Promise.all([
     v2 ? (cpuStat ?? readIn(dirs.cpu, 'cpu.stat')) : readIn(dirs.cpuacct, 'cpuacct.usage'),
     readIn(dirs.memory, v2 ? 'memory.current' : 'memory.usage_in_bytes'),
     readIn(dirs.memory, 'memory.stat'),
-    readIn(dirs.memory, v2 ? 'memory.max' : 'memory.limit_in_bytes'),
+    readLimit(dirs.memory, v2 ? 'memory.max' : 'memory.limit_in_bytes'),
     readIn(dirs.pids, 'pids.current'),
   ]);
   return { cgroupV2: v2, cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent };

@@ -5,7 +5,7 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache } from './disk-usage.js';
 import { nowNanos } from '../util/time.js';
-import { cgroupDirs, readCgroupSample, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
@@ -23,8 +23,12 @@ export class StatsCollector {
   private readonly lastCpu = new Map<string, { at: bigint; cpuNanos: number }>();
   private readonly disk = new DiskUsageCache();
   private mounts: Promise<Map<string, string>> | undefined;
-  /** Where each live container's cgroup files are, by container id; a process keeps its cgroup. */
-  private readonly dirs = new Map<string, { pid: number; dirs: CgroupDirs | undefined }>();
+  /**
+   * Where each live container's cgroup files are, by container id (a process keeps its cgroup),
+   * with the texts of its limit files as last read: only UpdateContainerResources changes them,
+   * and it drops them (resourcesChanged).
+   */
+  private readonly dirs = new Map<string, { pid: number; dirs: CgroupDirs | undefined; limits: Map<string, Promise<string | undefined>> }>();
 
   constructor(private readonly ctx: RuntimeContext) {}
 
@@ -67,21 +71,46 @@ export class StatsCollector {
 
   /** The cgroup directories of a live container's process, looked up once per process. */
   private async containerDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
+    return (await this.containerCgroup(rec))?.dirs;
+  }
+
+  private async containerCgroup(rec: ContainerRecord): Promise<{ dirs: CgroupDirs | undefined; limits: Map<string, Promise<string | undefined>> } | undefined> {
     if ((rec.phase !== 'running' && rec.phase !== 'created') || rec.pid === undefined) return undefined;
     const known = this.dirs.get(rec.id);
-    if (known?.pid === rec.pid) return known.dirs;
+    if (known?.pid === rec.pid) return known;
     const cgroups = await this.cgroupsOf(rec.pid);
     if (!cgroups) return undefined;
     this.mounts ??= cgroupMounts();
-    const dirs = cgroupDirs(cgroups, await this.mounts);
-    this.dirs.set(rec.id, { pid: rec.pid, dirs });
-    return dirs;
+    const entry = { pid: rec.pid, dirs: cgroupDirs(cgroups, await this.mounts), limits: new Map<string, Promise<string | undefined>>() };
+    this.dirs.set(rec.id, entry);
+    return entry;
+  }
+
+  /** The container's limits were changed: they are read again next time. */
+  resourcesChanged(idOrPrefix: string): void {
+    for (const [id, entry] of this.dirs) if (id.startsWith(idOrPrefix)) entry.limits.clear();
   }
 
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
-    const dirs = await this.containerDirs(rec);
-    const [reading, layer] = await Promise.all([dirs ? readCgroupReading(dirs) : { sample: {}, detail: {} }, this.disk.get(this.ctx.paths.container(rec.id).upper)]);
+    const cgroup = await this.containerCgroup(rec);
+    const readLimit = (dir: string | undefined, name: string): Promise<string | undefined> => {
+      const key = `${dir}/${name}`;
+      let text = cgroup!.limits.get(key);
+      if (!text) {
+        text = readIn(dir, name).then((t) => {
+          // A file that could not be read is tried again next time.
+          if (t === undefined) cgroup!.limits.delete(key);
+          return t;
+        });
+        cgroup!.limits.set(key, text);
+      }
+      return text;
+    };
+    const [reading, layer] = await Promise.all([
+      cgroup?.dirs ? readCgroupReading(cgroup.dirs, readLimit) : { sample: {}, detail: {} },
+      this.disk.get(this.ctx.paths.container(rec.id).upper),
+    ]);
     return { sample: reading.sample, detail: reading.detail, layer };
   }
 
