@@ -18,6 +18,7 @@ const INTERVAL_MS = 1000;
  */
 export function watchPauseProcesses(ctx: RuntimeContext): { close(): void } {
   const reported = new Set<string>();
+  let lastWarning = 0;
 
   const check = async (rec: SandboxRecord): Promise<void> => {
     // A sandbox under a call (a stop kills its pause process) reports its own events.
@@ -34,7 +35,12 @@ export function watchPauseProcesses(ctx: RuntimeContext): { close(): void } {
       const rec = ctx.state.sandboxes.get(id);
       if (rec) check(rec).catch(failed);
     },
-    (message) => ctx.log.warn({ err: message }, 'pause processes are looked at every second only'),
+    (message) => {
+      // A helper that cannot run at all would fail on every tick.
+      if (Date.now() - lastWarning < 60_000) return;
+      lastWarning = Date.now();
+      ctx.log.warn({ err: message }, 'pause processes are looked at every second only until the pidfd helper runs');
+    },
   );
 
   const tick = async (): Promise<void> => {

@@ -56,7 +56,11 @@ export class ExitNotifier {
       return undefined;
     }
     helper.stdin.on('error', () => undefined);
-    helper.on('error', (err) => this.onError(`the pidfd helper failed: ${err.message}`));
+    helper.on('error', (err) => {
+      // It could not be started (or signalled): the next sync starts another.
+      if (this.helper === helper) this.helper = undefined;
+      this.onError(`the pidfd helper failed: ${err.message}`);
+    });
     helper.on('exit', (code, signal) => {
       if (this.helper !== helper) return;
       this.helper = undefined;
