@@ -19,9 +19,9 @@ before(async () => {
     command: ['sh', '-c', 'dd if=/dev/zero of=/written bs=1M count=8 2>/dev/null; while :; do :; done'],
     linux: { resources: { cpu_period: 100000, cpu_quota: 50000, cpu_shares: 512, memory_limit_in_bytes: 256 * 1024 * 1024 } },
   });
-  // Packets both ways on the pod's interface: the bridge's gateway answers pings.
-  const gateway = (await h.podIp(pod)).replace(/\.\d+$/, '.1');
-  await h.runContainer(pod, 'pinger', { command: ['ping', '-c', '30', '-i', '0.1', gateway] });
+  // Packets both ways on the pod's interface: the bridge's gateway (the pod's default route; not
+  // always <pod subnet>.1, the range is wider than a /24) answers pings.
+  await h.runContainer(pod, 'pinger', { command: ['sh', '-c', "ping -c 30 -i 0.1 $(ip route | awk '/^default/ { print $3 }')"] });
   // Long enough for a second of CPU at half a core, and for the pings.
   await new Promise((r) => setTimeout(r, 3500));
 });
