@@ -2,20 +2,46 @@
  * GetContainerEvents as the kubelet's evented PLEG reads it: every transition of a pod sandbox and
  * its containers in order, each with the pod's status and its containers' statuses; exits by a
  * SIGKILL from outside and by the OOM killer reported without anyone asking; a pause process that
- * dies on its own; several subscribers.
- * (A subscriber that stops reading is cut off past its backlog: see events/event-bus.test.ts.)
+ * dies on its own; an exit streamed before its container's last log lines are in the file, while
+ * ContainerStatus waits for them; several subscribers; a subscriber that stops reading, cut off
+ * past its backlog while another reads on.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClientReadableStream, ServiceError } from '@grpc/grpc-js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
+import { StalledGrpcStream } from './lib/stalled-grpc-stream.js';
 
 let h: RuntimeHarness;
+const BACKLOG = 4;
 
 before(async () => {
-  h = await startRuntimeHarness();
+  // A flush that cannot pass through the journal gives up after a second (not five); a client
+  // that stops reading is cut off after a few events (not 4096).
+  h = await startRuntimeHarness({ config: `event_backlog = ${BACKLOG}`, skiff: { logsConfig: 'flush_timeout = "1s"' } });
 });
+
+/** The pids of a process's direct children. */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number),
+  );
+}
+
+/** logs-svc's `journalctl --follow`: stopping it holds every log line (and every flush) back. */
+async function journalFollower(): Promise<number> {
+  const logsPid = await h.skiff.servicePid('logs-svc');
+  assert.ok(logsPid, 'logs-svc runs');
+  const follower = childrenOf(logsPid).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]!.endsWith('journalctl'));
+  assert.ok(follower, 'logs-svc follows the journal with journalctl');
+  return follower;
+}
 
 after(async () => {
   await h?.stop();
@@ -120,6 +146,39 @@ describe('GetContainerEvents', () => {
     }
   });
 
+  test('an exit is streamed while its last log lines are still on their way; ContainerStatus waits for them', async () => {
+    const events = new Events();
+    try {
+      await subscribed(events);
+      const pod = await h.runPod();
+      const id = await h.runContainer(pod, 'last-words', { command: ['sh', '-c', 'trap "echo last-words; exit 7" TERM; sleep 3600 & wait'] });
+      const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true }, { timeoutMs: 10_000 });
+      const follower = await journalFollower();
+      process.kill(follower, 'SIGSTOP');
+      try {
+        process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGTERM');
+        const stopped = await events.next(id, 'CONTAINER_STOPPED_EVENT');
+        assert.deepEqual(
+          stopped.containers_statuses.filter((s) => s.id === id).map((s) => [s.state, s.exit_code, s.reason, BigInt(s.finished_at) > 0n]),
+          [['CONTAINER_EXITED', 7, 'Error', true]],
+        );
+        // The line is in the journal, not yet in the file: the exit is not recorded.
+        assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
+      } finally {
+        process.kill(follower, 'SIGCONT');
+      }
+      const status = await h.waitForExit(id);
+      assert.deepEqual([status.exit_code, status.reason], [7, 'Error']);
+      assert.match(readFileSync(join(h.logDir, pod.config.metadata!.name!, 'last-words.log'), 'utf8'), /stdout F last-words\n$/);
+      // Recording the exit streams nothing more.
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+      await events.next(id, 'CONTAINER_DELETED_EVENT');
+      assert.deepEqual(events.typesOf(id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
+    } finally {
+      events.close();
+    }
+  });
+
   test("a pause process that dies on its own is streamed as the sandbox's stop", async () => {
     const events = new Events();
     try {
@@ -159,6 +218,40 @@ describe('GetContainerEvents', () => {
     } finally {
       first.close();
       second.close();
+    }
+  });
+
+  test('a subscriber that stops reading is cut off past its backlog; another gets every event, in order', async () => {
+    const stalled = new StalledGrpcStream(h.skiff.runtimeSocket, '/runtime.v1.RuntimeService/GetContainerEvents');
+    const reader = new Events();
+    try {
+      await subscribed(reader);
+      const pod = await h.runPod();
+      const made: string[] = [];
+      // Each container: created, stopped, deleted. The stalled stream takes a few events into the
+      // server's write buffer, then BACKLOG more, and is cut off well before the last.
+      for (let i = 0; i < 10; i++) {
+        made.push(await h.createContainer(pod, `flood-${i}`, { command: ['true'] }));
+        await callUnary(h.runtime, 'RemoveContainer', { container_id: made[i]! }, { timeoutMs: 60_000 });
+      }
+      await reader.next(made.at(-1)!, 'CONTAINER_DELETED_EVENT');
+      assert.equal(reader.ended, undefined, 'the reading subscriber is never cut off');
+      assert.deepEqual(
+        reader.seen.filter((e) => made.includes(e.container_id)).map((e) => [e.container_id, e.container_event_type]),
+        made.flatMap((id) => ['CONTAINER_CREATED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'].map((type) => [id, type])),
+      );
+      stalled.resume();
+      const end = await Promise.race([
+        stalled.ended,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the stalled stream did not end once read')), 30_000).unref()),
+      ]);
+      assert.equal(end.status, status.RESOURCE_EXHAUSTED, `the stalled stream ended with ${end.status}: ${end.message}`);
+      // What was kept for it once it was cut off: the messages already handed to its stream (an
+      // object-mode stream's high-water mark, 16, and the one in flight), never the backlog.
+      assert.ok(end.messages <= 17 && end.messages < reader.seen.length, `the stalled stream got ${end.messages} of ${reader.seen.length} events`);
+    } finally {
+      stalled.close();
+      reader.close();
     }
   });
 });

@@ -19,9 +19,9 @@ before(async () => {
     command: ['sh', '-c', 'dd if=/dev/zero of=/written bs=1M count=8 2>/dev/null; while :; do :; done'],
     linux: { resources: { cpu_period: 100000, cpu_quota: 50000, cpu_shares: 512, memory_limit_in_bytes: 256 * 1024 * 1024 } },
   });
-  // Packets both ways on the pod's interface: the bridge's gateway answers pings.
-  const gateway = (await h.podIp(pod)).replace(/\.\d+$/, '.1');
-  await h.runContainer(pod, 'pinger', { command: ['ping', '-c', '30', '-i', '0.1', gateway] });
+  // Packets both ways on the pod's interface: the bridge's gateway (the pod's default route; not
+  // always <pod subnet>.1, the range is wider than a /24) answers pings.
+  await h.runContainer(pod, 'pinger', { command: ['sh', '-c', "ping -c 30 -i 0.1 $(ip route | awk '/^default/ { print $3 }')"] });
   // Long enough for a second of CPU at half a core, and for the pings.
   await new Promise((r) => setTimeout(r, 3500));
 });
@@ -75,6 +75,20 @@ describe('pod and container metrics', () => {
       assert.ok(valueOf(mine.metrics, name, eth0) >= 10, `${name} counts the pings`);
     }
     assert.equal(valueOf(mine.metrics, 'container_network_receive_errors_total', eth0), 0);
+  });
+
+  test('limits changed by UpdateContainerResources show in the next call', async () => {
+    const limits = async (): Promise<number[]> => {
+      const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
+      const container = pod_metrics.find((p) => p.pod_sandbox_id === pod.id)!.container_metrics.find((c) => c.container_id === busy)!.metrics;
+      return ['container_spec_cpu_quota', 'container_spec_cpu_shares', 'container_spec_memory_limit_bytes'].map((name) => valueOf(container, name));
+    };
+    assert.deepEqual(await limits(), [50000, 512, 256 * 1024 * 1024]);
+    await callUnary(h.runtime, 'UpdateContainerResources', {
+      container_id: busy,
+      linux: { cpu_period: 100000, cpu_quota: 30000, cpu_shares: 256, memory_limit_in_bytes: 128 * 1024 * 1024 },
+    }, { timeoutMs: 30_000 });
+    assert.deepEqual(await limits(), [30000, 256, 128 * 1024 * 1024]);
   });
 
   test('StreamPodSandboxMetrics gives the same pods', async () => {

@@ -6,6 +6,7 @@ export {
   imageServiceDefinition,
   containerListEncoder,
   podSandboxListEncoder,
+  podMetricsListEncoder,
 } from './loader.js';
 export { ListResponseEncoder } from './list-entries.js';
 export { MAX_MESSAGE_BYTES, CHANNEL_OPTIONS, unixTarget, createRuntimeClient, createImageClient } from './clients.js';

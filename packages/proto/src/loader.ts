@@ -8,7 +8,10 @@ import type { ListContainersResponse } from './generated/runtime/v1/ListContaine
 import type { ListPodSandboxResponse } from './generated/runtime/v1/ListPodSandboxResponse.js';
 import type { PodSandbox } from './generated/runtime/v1/PodSandbox.js';
 import type { RuntimeServiceDefinition } from './generated/runtime/v1/RuntimeService.js';
+import type { ListPodSandboxMetricsResponse } from './generated/runtime/v1/ListPodSandboxMetricsResponse.js';
+import type { StreamPodSandboxMetricsResponse } from './generated/runtime/v1/StreamPodSandboxMetricsResponse.js';
 import { ListResponseEncoder } from './list-entries.js';
+import { MetricsResponseEncoder } from './metrics-encoder.js';
 
 /** Absolute path of api.proto; the same from src/ and dist/. */
 export const PROTO_PATH: string = fileURLToPath(new URL('../api.proto', import.meta.url));
@@ -53,6 +56,15 @@ export const podSandboxListEncoder = new ListResponseEncoder<ListPodSandboxRespo
   loadedRuntimeService.ListPodSandbox.responseSerialize,
 );
 
+/** ListPodSandboxMetrics responses, encoded straight to the wire (see MetricsResponseEncoder). */
+export const podMetricsListEncoder = new MetricsResponseEncoder<ListPodSandboxMetricsResponse>('pod_metrics', loadedRuntimeService.ListPodSandboxMetrics.responseSerialize);
+
+/** StreamPodSandboxMetrics responses, likewise. */
+export const podMetricsStreamEncoder = new MetricsResponseEncoder<StreamPodSandboxMetricsResponse>(
+  'pod_sandbox_metrics',
+  loadedRuntimeService.StreamPodSandboxMetrics.responseSerialize,
+);
+
 /**
  * For `server.addService(runtimeServiceDefinition, handlers)`: the loaded definition, with list
  * responses encoded by the encoders above (the same bytes; sealed entries are not encoded again).
@@ -62,6 +74,8 @@ export const runtimeServiceDefinition: RuntimeServiceDefinition = {
   ...loadedRuntimeService,
   ListContainers: { ...loadedRuntimeService.ListContainers, responseSerialize: containerListEncoder.serialize },
   ListPodSandbox: { ...loadedRuntimeService.ListPodSandbox, responseSerialize: podSandboxListEncoder.serialize },
+  ListPodSandboxMetrics: { ...loadedRuntimeService.ListPodSandboxMetrics, responseSerialize: podMetricsListEncoder.serialize },
+  StreamPodSandboxMetrics: { ...loadedRuntimeService.StreamPodSandboxMetrics, responseSerialize: podMetricsStreamEncoder.serialize },
 };
 
 /** For `server.addService(imageServiceDefinition, handlers)`. */

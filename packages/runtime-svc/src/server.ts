@@ -86,7 +86,13 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
       (req: cri.StreamContainersRequest__Output) => streamContainersCall(ctx, req),
       (containers): cri.StreamContainersResponse => ({ containers }),
     ),
-    UpdateContainerResources: unary(log, 'UpdateContainerResources', (req: cri.UpdateContainerResourcesRequest__Output) => updateContainerResourcesCall(ctx, req)),
+    UpdateContainerResources: unary(log, 'UpdateContainerResources', async (req: cri.UpdateContainerResourcesRequest__Output) => {
+      try {
+        return await updateContainerResourcesCall(ctx, req);
+      } finally {
+        stats.resourcesChanged(req.container_id);
+      }
+    }),
     ReopenContainerLog: unary(log, 'ReopenContainerLog', (req: cri.ReopenContainerLogRequest__Output) => reopenContainerLogCall(ctx, req)),
     ExecSync: unary(log, 'ExecSync', (req: cri.ExecSyncRequest__Output) => execSyncCall(ctx, req)),
 

@@ -15,9 +15,10 @@ export function getContainerEventsCall(ctx: RuntimeContext, log: Logger) {
       deliver: (event) => call.write(event),
       overflowed: (backlog) => {
         log.warn({ backlog }, 'GetContainerEvents: a subscriber stopped reading; ending its stream');
-        call.destroy(
-          Object.assign(new Error(`the client fell ${backlog} events behind; relist and subscribe again`), { code: status.RESOURCE_EXHAUSTED }),
-        );
+        // The status goes after the messages already handed to the stream (at most its
+        // high-water mark), once the client reads them. Destroying the call instead would drop
+        // the status altogether and leave the client's stream open with nothing more to come.
+        call.emit('error', Object.assign(new Error(`the client fell ${backlog} events behind; relist and subscribe again`), { code: status.RESOURCE_EXHAUSTED }));
       },
     });
     call.on('drain', () => subscription.resume());

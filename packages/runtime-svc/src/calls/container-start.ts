@@ -3,6 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
+import { readExitCode } from '../conmon/exit-file.js';
 import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
@@ -50,6 +51,11 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     rec.startedAt = nowNanos();
     await ctx.records.saveContainer(rec);
     ctx.events.container(rec, 'CONTAINER_STARTED_EVENT');
+    // A command that ended at once left its exit file while the container was still 'created',
+    // when its stop could not be streamed ahead of its start: stream it now.
+    if ((await readExitCode(ctx.paths.exitDir, rec.id).catch(() => undefined)) !== undefined) {
+      refreshContainer(ctx, rec).catch((err: unknown) => ctx.log.warn({ container: rec.id, err: errorMessage(err) }, 'recording an exit failed; the next status call retries'));
+    }
     timer.mark('record');
     timer.done();
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');

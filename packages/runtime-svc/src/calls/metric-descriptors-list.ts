@@ -3,5 +3,5 @@ import type { cri } from '@skiff/proto';
 import { metricDescriptors } from '../metrics/cadvisor-metrics.js';
 
 export function listMetricDescriptorsCall(): cri.ListMetricDescriptorsResponse {
-  return { descriptors: metricDescriptors() };
+  return { descriptors: [...metricDescriptors()] };
 }

@@ -64,23 +64,27 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
     }
   }
   if (!exit) return rec;
-  // Before anyone is told it exited, its last lines must be in its log file. While logs-svc is
-  // behind the journal, starting or being restarted, the exit is not recorded yet (a later refresh
-  // asks again), up to a limit: a logs-svc that is stuck does not hide an exit for longer, and
-  // one that is not running at all does not hold it back.
+  // conmon creates the OOM file before it writes the exit file, so the reason is known now.
+  const oom = (await wasOomKilled(ctx.paths.container(rec.id).persist)) || (exit.code !== 0 && (await sandboxOomKilled(ctx, rec)));
+  const reason = exitReason(exit.code, oom);
+  // The event stream hears of the exit at once; the record waits for the log below.
+  ctx.events.containerExited(rec, { exitCode: exit.code, finishedAt: exit.at, reason, ...(message ? { message } : {}) });
+  // Before the record (ContainerStatus, ListContainers) says it exited, its last lines must be in
+  // its log file. While logs-svc is behind the journal, starting or being restarted, the exit is
+  // not recorded yet (a later refresh asks again), up to a limit: a logs-svc that is stuck does
+  // not hide an exit for longer, and one that is not running at all does not hold it back.
   if (rec.logPath && ctx.journald && !options.neverRan) {
     const flushed = await flushContainerLog(ctx, rec.id);
     if (flushed === 'behind' && BigInt(nowNanos()) - BigInt(exit.at) < LOG_FLUSH_LIMIT_NANOS) return rec;
     if (flushed === 'behind') ctx.log.warn({ container: rec.id }, 'logs-svc is still behind the journal; reporting the exit without waiting longer');
   }
-  const oom = (await wasOomKilled(ctx.paths.container(rec.id).persist)) || (exit.code !== 0 && (await sandboxOomKilled(ctx, rec)));
   // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
   // have recorded the exit, or a removal begun, while this one was reading.
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
   rec.phase = 'exited';
   rec.exitCode = exit.code;
   rec.finishedAt = exit.at;
-  rec.reason = exitReason(exit.code, oom);
+  rec.reason = reason;
   if (message) rec.message = message;
   await ctx.records.saveContainer(rec);
   ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCgroupDetailV2 } from '../stats/cgroup-detail.js';
+import { readCgroupDetailV2, readCgroupReading } from '../stats/cgroup-detail.js';
 import { metricDescriptors, podSandboxMetrics } from './cadvisor-metrics.js';
 
 describe('cAdvisor metrics', () => {
@@ -52,6 +52,49 @@ describe('cAdvisor metrics', () => {
       });
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads cgroup v1 counters and limits, each file once, the sample and the detail together', async () => {
+    const root = await fs.mkdtemp(join(tmpdir(), 'skiff-cg1-'));
+    const dir = (controller: string): string => join(root, controller);
+    try {
+      const files: Record<string, string> = {
+        'cpuacct/cpuacct.usage': '2500000000\n',
+        'cpuacct/cpuacct.stat': 'user 150\nsystem 50\n',
+        'cpu/cpu.stat': 'nr_periods 10\nnr_throttled 2\nthrottled_time 3000000\n',
+        'cpu/cpu.cfs_quota_us': '-1\n',
+        'cpu/cpu.cfs_period_us': '100000\n',
+        'cpu/cpu.shares': '1024\n',
+        'memory/memory.usage_in_bytes': '10000\n',
+        'memory/memory.limit_in_bytes': '9223372036854771712\n',
+        'memory/memory.stat': 'cache 1\ntotal_cache 4096\ntotal_rss 5000\ntotal_inactive_file 1000\ntotal_pgfault 7\ntotal_pgmajfault 1\n',
+        'memory/memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 3\n',
+        'pids/pids.current': '4\n',
+        'pids/cgroup.procs': '1\n2\n',
+      };
+      for (const [path, text] of Object.entries(files)) {
+        await fs.mkdir(join(root, path, '..'), { recursive: true });
+        await fs.writeFile(join(root, path), text);
+      }
+      const reading = await readCgroupReading({ cgroupV2: false, cpu: dir('cpu'), cpuacct: dir('cpuacct'), memory: dir('memory'), pids: dir('pids') });
+      assert.deepEqual(reading, {
+        sample: { cpuNanos: 2.5e9, memoryUsage: 10000, workingSet: 9000, rss: 5000, pageFaults: 7, majorPageFaults: 1, pids: 4 },
+        detail: {
+          cpuUserNanos: 1.5e9,
+          cpuSystemNanos: 5e8,
+          cfsPeriods: 10,
+          cfsThrottledPeriods: 2,
+          cfsThrottledNanos: 3e6,
+          cacheBytes: 4096,
+          oomKills: 3,
+          cpuPeriodMicros: 100000,
+          cpuShares: 1024,
+          processes: 2,
+        },
+      });
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
     }
   });
 });

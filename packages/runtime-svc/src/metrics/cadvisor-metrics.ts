@@ -34,8 +34,10 @@ interface ContainerMetricDef {
   name: string;
   help: string;
   kind: Kind;
-  /** Each value with its extra label values (after BASE_LABELS); undefined: not available. */
-  values: (c: ContainerReading) => { labels: string[]; value: number | undefined }[];
+  /** The value; undefined: not available. */
+  value?: (c: ContainerReading) => number | undefined;
+  /** Instead of `value`: several values, each with its extra label values (after BASE_LABELS). */
+  values?: (c: ContainerReading) => { labels: readonly string[]; value: number | undefined }[];
   extraLabels?: string[];
 }
 
@@ -46,19 +48,18 @@ interface NetworkMetricDef {
 }
 
 const seconds = (nanos: number | undefined): number | undefined => (nanos === undefined ? undefined : Math.floor(nanos / 1e9));
-const one = (value: number | undefined): { labels: string[]; value: number | undefined }[] => [{ labels: [], value }];
 
 const CONTAINER_METRICS: ContainerMetricDef[] = [
-  { name: 'container_cpu_usage_seconds_total', kind: 'COUNTER', help: 'Cumulative cpu time consumed in seconds.', values: (c) => one(seconds(c.sample.cpuNanos)) },
-  { name: 'container_cpu_user_seconds_total', kind: 'COUNTER', help: 'Cumulative user cpu time consumed in seconds.', values: (c) => one(seconds(c.detail.cpuUserNanos)) },
-  { name: 'container_cpu_system_seconds_total', kind: 'COUNTER', help: 'Cumulative system cpu time consumed in seconds.', values: (c) => one(seconds(c.detail.cpuSystemNanos)) },
-  { name: 'container_cpu_cfs_periods_total', kind: 'COUNTER', help: 'Number of elapsed enforcement period intervals.', values: (c) => one(c.detail.cfsPeriods) },
-  { name: 'container_cpu_cfs_throttled_periods_total', kind: 'COUNTER', help: 'Number of throttled period intervals.', values: (c) => one(c.detail.cfsThrottledPeriods) },
-  { name: 'container_cpu_cfs_throttled_seconds_total', kind: 'COUNTER', help: 'Total time duration the container has been throttled.', values: (c) => one(seconds(c.detail.cfsThrottledNanos)) },
-  { name: 'container_memory_usage_bytes', kind: 'GAUGE', help: 'Current memory usage in bytes, including all memory regardless of when it was accessed', values: (c) => one(c.sample.memoryUsage) },
-  { name: 'container_memory_working_set_bytes', kind: 'GAUGE', help: 'Current working set in bytes.', values: (c) => one(c.sample.workingSet) },
-  { name: 'container_memory_rss', kind: 'GAUGE', help: 'Size of RSS in bytes.', values: (c) => one(c.sample.rss) },
-  { name: 'container_memory_cache', kind: 'GAUGE', help: 'Number of bytes of page cache memory.', values: (c) => one(c.detail.cacheBytes) },
+  { name: 'container_cpu_usage_seconds_total', kind: 'COUNTER', help: 'Cumulative cpu time consumed in seconds.', value: (c) => seconds(c.sample.cpuNanos) },
+  { name: 'container_cpu_user_seconds_total', kind: 'COUNTER', help: 'Cumulative user cpu time consumed in seconds.', value: (c) => seconds(c.detail.cpuUserNanos) },
+  { name: 'container_cpu_system_seconds_total', kind: 'COUNTER', help: 'Cumulative system cpu time consumed in seconds.', value: (c) => seconds(c.detail.cpuSystemNanos) },
+  { name: 'container_cpu_cfs_periods_total', kind: 'COUNTER', help: 'Number of elapsed enforcement period intervals.', value: (c) => c.detail.cfsPeriods },
+  { name: 'container_cpu_cfs_throttled_periods_total', kind: 'COUNTER', help: 'Number of throttled period intervals.', value: (c) => c.detail.cfsThrottledPeriods },
+  { name: 'container_cpu_cfs_throttled_seconds_total', kind: 'COUNTER', help: 'Total time duration the container has been throttled.', value: (c) => seconds(c.detail.cfsThrottledNanos) },
+  { name: 'container_memory_usage_bytes', kind: 'GAUGE', help: 'Current memory usage in bytes, including all memory regardless of when it was accessed', value: (c) => c.sample.memoryUsage },
+  { name: 'container_memory_working_set_bytes', kind: 'GAUGE', help: 'Current working set in bytes.', value: (c) => c.sample.workingSet },
+  { name: 'container_memory_rss', kind: 'GAUGE', help: 'Size of RSS in bytes.', value: (c) => c.sample.rss },
+  { name: 'container_memory_cache', kind: 'GAUGE', help: 'Number of bytes of page cache memory.', value: (c) => c.detail.cacheBytes },
   {
     name: 'container_memory_failures_total',
     kind: 'COUNTER',
@@ -71,15 +72,15 @@ const CONTAINER_METRICS: ContainerMetricDef[] = [
         { labels: ['pgmajfault', scope], value: c.sample.majorPageFaults },
       ]),
   },
-  { name: 'container_oom_events_total', kind: 'COUNTER', help: 'Count of out of memory events observed for the container', values: (c) => one(c.detail.oomKills) },
-  { name: 'container_fs_usage_bytes', kind: 'GAUGE', help: "Number of bytes that are consumed by the container's writable layer.", values: (c) => one(c.layer.bytes) },
-  { name: 'container_fs_inodes_total', kind: 'GAUGE', help: "Number of inodes the container's writable layer holds.", values: (c) => one(c.layer.inodes) },
-  { name: 'container_processes', kind: 'GAUGE', help: 'Number of processes running inside the container.', values: (c) => one(c.detail.processes) },
-  { name: 'container_threads', kind: 'GAUGE', help: 'Number of threads running inside the container', values: (c) => one(c.sample.pids) },
-  { name: 'container_spec_cpu_period', kind: 'GAUGE', help: 'CPU period of the container.', values: (c) => one(c.detail.cpuPeriodMicros) },
-  { name: 'container_spec_cpu_quota', kind: 'GAUGE', help: 'CPU quota of the container.', values: (c) => one(c.detail.cpuQuotaMicros) },
-  { name: 'container_spec_cpu_shares', kind: 'GAUGE', help: 'CPU share of the container.', values: (c) => one(c.detail.cpuShares) },
-  { name: 'container_spec_memory_limit_bytes', kind: 'GAUGE', help: 'Memory limit for the container.', values: (c) => one(c.sample.memoryLimit ?? 0) },
+  { name: 'container_oom_events_total', kind: 'COUNTER', help: 'Count of out of memory events observed for the container', value: (c) => c.detail.oomKills },
+  { name: 'container_fs_usage_bytes', kind: 'GAUGE', help: "Number of bytes that are consumed by the container's writable layer.", value: (c) => c.layer.bytes },
+  { name: 'container_fs_inodes_total', kind: 'GAUGE', help: "Number of inodes the container's writable layer holds.", value: (c) => c.layer.inodes },
+  { name: 'container_processes', kind: 'GAUGE', help: 'Number of processes running inside the container.', value: (c) => c.detail.processes },
+  { name: 'container_threads', kind: 'GAUGE', help: 'Number of threads running inside the container', value: (c) => c.sample.pids },
+  { name: 'container_spec_cpu_period', kind: 'GAUGE', help: 'CPU period of the container.', value: (c) => c.detail.cpuPeriodMicros },
+  { name: 'container_spec_cpu_quota', kind: 'GAUGE', help: 'CPU quota of the container.', value: (c) => c.detail.cpuQuotaMicros },
+  { name: 'container_spec_cpu_shares', kind: 'GAUGE', help: 'CPU share of the container.', value: (c) => c.detail.cpuShares },
+  { name: 'container_spec_memory_limit_bytes', kind: 'GAUGE', help: 'Memory limit for the container.', value: (c) => c.sample.memoryLimit ?? 0 },
 ];
 
 const NETWORK_METRICS: NetworkMetricDef[] = [
@@ -93,30 +94,47 @@ const NETWORK_METRICS: NetworkMetricDef[] = [
   { name: 'container_network_transmit_packets_dropped_total', help: 'Cumulative count of packets dropped while transmitting', value: (i) => i.txDropped },
 ];
 
+const DESCRIPTORS: readonly cri.MetricDescriptor[] = [
+  ...CONTAINER_METRICS.map((m) => ({ name: m.name, help: m.help, label_keys: [...BASE_LABELS, ...(m.extraLabels ?? [])] })),
+  ...NETWORK_METRICS.map((m) => ({ name: m.name, help: m.help, label_keys: [...BASE_LABELS, 'interface'] })),
+];
+
 /** Every metric this runtime reports, as ListMetricDescriptors answers. */
-export function metricDescriptors(): cri.MetricDescriptor[] {
-  return [
-    ...CONTAINER_METRICS.map((m) => ({ name: m.name, help: m.help, label_keys: [...BASE_LABELS, ...(m.extraLabels ?? [])] })),
-    ...NETWORK_METRICS.map((m) => ({ name: m.name, help: m.help, label_keys: [...BASE_LABELS, 'interface'] })),
-  ];
+export function metricDescriptors(): readonly cri.MetricDescriptor[] {
+  return DESCRIPTORS;
 }
 
 function metric(name: string, kind: Kind, labels: string[], value: number, at: string): cri.Metric {
   return { name, timestamp: at, metric_type: kind, label_values: labels, value: { value: String(Math.max(0, Math.round(value))) } };
 }
 
+function containerMetrics(pod: PodReading, c: ContainerReading, at: string): cri.Metric[] {
+  // One label array for every metric without labels of its own (the encoder only reads it).
+  const base = [c.container, c.id, c.image, c.name, pod.namespace, pod.pod];
+  const out: cri.Metric[] = [];
+  for (const m of CONTAINER_METRICS) {
+    if (m.value) {
+      const value = m.value(c);
+      if (value !== undefined) out.push(metric(m.name, m.kind, base, value, at));
+      continue;
+    }
+    for (const { labels, value } of m.values!(c)) {
+      if (value !== undefined) out.push(metric(m.name, m.kind, [...base, ...labels], value, at));
+    }
+  }
+  return out;
+}
+
 /** One pod's metrics: network at the pod's level (container ""), everything else per container. */
 export function podSandboxMetrics(pod: PodReading, at: string): cri.PodSandboxMetrics {
-  const podLabels = (id: string, container: string, name: string, image: string): string[] => [container, id, image, name, pod.namespace, pod.pod];
-  const network = pod.interfaces.flatMap((i) => NETWORK_METRICS.map((m) => metric(m.name, 'COUNTER', [...podLabels(pod.id, '', '', ''), i.name], m.value(i), at)));
+  const network: cri.Metric[] = [];
+  for (const i of pod.interfaces) {
+    const labels = ['', pod.id, '', '', pod.namespace, pod.pod, i.name];
+    for (const m of NETWORK_METRICS) network.push(metric(m.name, 'COUNTER', labels, m.value(i), at));
+  }
   return {
     pod_sandbox_id: pod.id,
     metrics: network,
-    container_metrics: pod.containers.map((c) => ({
-      container_id: c.id,
-      metrics: CONTAINER_METRICS.flatMap((m) =>
-        m.values(c).flatMap(({ labels, value }) => (value === undefined ? [] : [metric(m.name, m.kind, [...podLabels(c.id, c.container, c.name, c.image), ...labels], value, at)])),
-      ),
-    })),
+    container_metrics: pod.containers.map((c) => ({ container_id: c.id, metrics: containerMetrics(pod, c, at) })),
   };
 }

@@ -1,6 +1,4 @@
-import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
-import { cgroupDirOf, parseFlatKeyed } from './cgroup-stats.js';
+import { cgroupDirs, parseFlatKeyed, readIn, readSampleTexts, sampleFromTexts, type CgroupDirs, type CgroupFileReader, type CgroupSample } from './cgroup-stats.js';
 
 /**
  * The counters and limits of a cgroup that only the cAdvisor metrics need (CPU split and
@@ -24,95 +22,115 @@ export interface CgroupDetail {
 /** USER_HZ: the unit of cpuacct.stat. */
 const TICK_NANOS = 10_000_000;
 
-async function read(path: string): Promise<string | undefined> {
-  return fs.readFile(path, 'utf8').catch(() => undefined);
+function parseInt(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  return trimmed === undefined || !/^-?\d+$/.test(trimmed) ? undefined : Number(trimmed);
 }
 
-async function readInt(path: string): Promise<number | undefined> {
-  const text = (await read(path))?.trim();
-  if (text === undefined || !/^-?\d+$/.test(text)) return undefined;
-  return Number(text);
+function countLines(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  let lines = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    if (end > start) lines++;
+    start = end + 1;
+  }
+  return lines;
 }
 
-async function countLines(path: string): Promise<number | undefined> {
-  const text = await read(path);
-  return text === undefined ? undefined : text.split('\n').filter(Boolean).length;
+function set<K extends keyof CgroupDetail>(detail: CgroupDetail, key: K, value: CgroupDetail[K] | undefined): void {
+  if (value !== undefined) detail[key] = value;
 }
 
-function defined(detail: CgroupDetail): CgroupDetail {
-  return Object.fromEntries(Object.entries(detail).filter(([, v]) => v !== undefined)) as CgroupDetail;
-}
-
-/** The detail of a process's cgroup (see readCgroupSample for the arguments), v1 or v2. */
-export async function readCgroupDetail(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): Promise<CgroupDetail> {
-  const dirOf = cgroupDirOf(cgroups, mounts);
-  if (dirOf('cpuacct') || dirOf('memory')) return readCgroupDetailV1(dirOf);
-  const unified = dirOf('');
-  return unified ? readCgroupDetailV2(unified) : {};
-}
-
-/** cgroup v1: `dirOf(controller)` is the cgroup's directory under that controller's mount. */
-export async function readCgroupDetailV1(dirOf: (controller: string) => string | undefined): Promise<CgroupDetail> {
-  const cpuacct = dirOf('cpuacct');
-  const cpu = dirOf('cpu');
-  const memory = dirOf('memory');
-  const pids = dirOf('pids') ?? memory;
-  const [acct, cpuStat, memStat, oom, quota, period, shares, procs] = await Promise.all([
-    cpuacct ? read(join(cpuacct, 'cpuacct.stat')) : undefined,
-    cpu ? read(join(cpu, 'cpu.stat')) : undefined,
-    memory ? read(join(memory, 'memory.stat')) : undefined,
-    memory ? read(join(memory, 'memory.oom_control')) : undefined,
-    cpu ? readInt(join(cpu, 'cpu.cfs_quota_us')) : undefined,
-    cpu ? readInt(join(cpu, 'cpu.cfs_period_us')) : undefined,
-    cpu ? readInt(join(cpu, 'cpu.shares')) : undefined,
-    pids ? countLines(join(pids, 'cgroup.procs')) : undefined,
+/**
+ * A cgroup's sample and detail, each file read once, all at the same time. `readLimit` reads the
+ * files of the limits (CPU quota, period and shares or weight, memory limit), which change only
+ * when the container's resources are updated.
+ */
+export async function readCgroupReading(dirs: CgroupDirs, readLimit: CgroupFileReader = readIn): Promise<{ sample: CgroupSample; detail: CgroupDetail }> {
+  const detail: CgroupDetail = {};
+  if (dirs.cgroupV2) {
+    const dir = dirs.cpu!;
+    const cpuStat = readIn(dir, 'cpu.stat');
+    const [texts, events, max, weight, procs] = await Promise.all([
+      readSampleTexts(dirs, cpuStat, readLimit),
+      readIn(dir, 'memory.events'),
+      readLimit(dir, 'cpu.max'),
+      readLimit(dir, 'cpu.weight'),
+      readIn(dir, 'cgroup.procs'),
+    ]);
+    const memoryStat = parseFlatKeyed(texts.memoryStat);
+    fillV2(detail, parseFlatKeyed(texts.cpu), memoryStat, events, max, weight, procs);
+    return { sample: sampleFromTexts(texts, memoryStat), detail };
+  }
+  const [texts, acct, cpuStat, oom, quota, period, shares, procs] = await Promise.all([
+    readSampleTexts(dirs, undefined, readLimit),
+    readIn(dirs.cpuacct, 'cpuacct.stat'),
+    readIn(dirs.cpu, 'cpu.stat'),
+    readIn(dirs.memory, 'memory.oom_control'),
+    readLimit(dirs.cpu, 'cpu.cfs_quota_us'),
+    readLimit(dirs.cpu, 'cpu.cfs_period_us'),
+    readLimit(dirs.cpu, 'cpu.shares'),
+    readIn(dirs.pids ?? dirs.memory, 'cgroup.procs'),
   ]);
-  const acctStat = parseFlatKeyed(acct ?? '');
-  const throttle = parseFlatKeyed(cpuStat ?? '');
+  const memoryStat = parseFlatKeyed(texts.memoryStat);
+  const acctStat = parseFlatKeyed(acct);
+  const throttle = parseFlatKeyed(cpuStat);
   const user = acctStat.get('user');
   const system = acctStat.get('system');
-  return defined({
-    cpuUserNanos: user === undefined ? undefined : user * TICK_NANOS,
-    cpuSystemNanos: system === undefined ? undefined : system * TICK_NANOS,
-    cfsPeriods: throttle.get('nr_periods'),
-    cfsThrottledPeriods: throttle.get('nr_throttled'),
-    cfsThrottledNanos: throttle.get('throttled_time'),
-    cacheBytes: parseFlatKeyed(memStat ?? '').get('total_cache'),
-    oomKills: parseFlatKeyed(oom ?? '').get('oom_kill'),
-    cpuQuotaMicros: quota !== undefined && quota > 0 ? quota : undefined,
-    cpuPeriodMicros: period,
-    cpuShares: shares,
-    processes: procs,
-  });
+  const quotaMicros = parseInt(quota);
+  set(detail, 'cpuUserNanos', user === undefined ? undefined : user * TICK_NANOS);
+  set(detail, 'cpuSystemNanos', system === undefined ? undefined : system * TICK_NANOS);
+  set(detail, 'cfsPeriods', throttle.get('nr_periods'));
+  set(detail, 'cfsThrottledPeriods', throttle.get('nr_throttled'));
+  set(detail, 'cfsThrottledNanos', throttle.get('throttled_time'));
+  set(detail, 'cacheBytes', memoryStat.get('total_cache'));
+  set(detail, 'oomKills', parseFlatKeyed(oom).get('oom_kill'));
+  set(detail, 'cpuQuotaMicros', quotaMicros !== undefined && quotaMicros > 0 ? quotaMicros : undefined);
+  set(detail, 'cpuPeriodMicros', parseInt(period));
+  set(detail, 'cpuShares', parseInt(shares));
+  set(detail, 'processes', countLines(procs));
+  return { sample: sampleFromTexts(texts, memoryStat), detail };
 }
 
-/** cgroup v2: `dir` is the cgroup's directory. cpu.weight is turned back into shares as the kubelet sets them. */
-export async function readCgroupDetailV2(dir: string): Promise<CgroupDetail> {
-  const [cpuStat, memStat, events, max, weight, procs] = await Promise.all([
-    read(join(dir, 'cpu.stat')),
-    read(join(dir, 'memory.stat')),
-    read(join(dir, 'memory.events')),
-    read(join(dir, 'cpu.max')),
-    readInt(join(dir, 'cpu.weight')),
-    countLines(join(dir, 'cgroup.procs')),
-  ]);
-  const cpu = parseFlatKeyed(cpuStat ?? '');
+/** cpu.weight is turned back into shares as the kubelet sets them. */
+function fillV2(
+  detail: CgroupDetail,
+  cpu: Map<string, number>,
+  memoryStat: Map<string, number>,
+  events: string | undefined,
+  max: string | undefined,
+  weightText: string | undefined,
+  procs: string | undefined,
+): void {
   const micros = (key: string): number | undefined => {
     const v = cpu.get(key);
     return v === undefined ? undefined : v * 1000;
   };
   const [quota, period] = (max ?? '').trim().split(/\s+/);
-  return defined({
-    cpuUserNanos: micros('user_usec'),
-    cpuSystemNanos: micros('system_usec'),
-    cfsPeriods: cpu.get('nr_periods'),
-    cfsThrottledPeriods: cpu.get('nr_throttled'),
-    cfsThrottledNanos: micros('throttled_usec'),
-    cacheBytes: parseFlatKeyed(memStat ?? '').get('file'),
-    oomKills: parseFlatKeyed(events ?? '').get('oom_kill'),
-    cpuQuotaMicros: quota && /^\d+$/.test(quota) ? Number(quota) : undefined,
-    cpuPeriodMicros: period && /^\d+$/.test(period) ? Number(period) : undefined,
-    cpuShares: weight === undefined ? undefined : Math.round(2 + ((weight - 1) * 262142) / 9999),
-    processes: procs,
-  });
+  const weight = parseInt(weightText);
+  set(detail, 'cpuUserNanos', micros('user_usec'));
+  set(detail, 'cpuSystemNanos', micros('system_usec'));
+  set(detail, 'cfsPeriods', cpu.get('nr_periods'));
+  set(detail, 'cfsThrottledPeriods', cpu.get('nr_throttled'));
+  set(detail, 'cfsThrottledNanos', micros('throttled_usec'));
+  set(detail, 'cacheBytes', memoryStat.get('file'));
+  set(detail, 'oomKills', parseFlatKeyed(events).get('oom_kill'));
+  set(detail, 'cpuQuotaMicros', quota && /^\d+$/.test(quota) ? Number(quota) : undefined);
+  set(detail, 'cpuPeriodMicros', period && /^\d+$/.test(period) ? Number(period) : undefined);
+  set(detail, 'cpuShares', weight === undefined ? undefined : Math.round(2 + ((weight - 1) * 262142) / 9999));
+  set(detail, 'processes', countLines(procs));
+}
+
+/** The detail of a process's cgroup (see readCgroupSample for the arguments), v1 or v2. */
+export async function readCgroupDetail(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): Promise<CgroupDetail> {
+  const dirs = cgroupDirs(cgroups, mounts);
+  return dirs ? (await readCgroupReading(dirs)).detail : {};
+}
+
+/** cgroup v2: `dir` is the cgroup's directory. */
+export async function readCgroupDetailV2(dir: string): Promise<CgroupDetail> {
+  return (await readCgroupReading({ cgroupV2: true, cpu: dir, cpuacct: dir, memory: dir, pids: dir })).detail;
 }

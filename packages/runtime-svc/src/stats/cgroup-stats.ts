@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { readSmallFile } from './read-small-file.js';
 
 /** One reading of a cgroup's counters; absent fields were not available. */
 export interface CgroupSample {
@@ -17,29 +17,31 @@ export interface CgroupSample {
 /** Limits at or above this are the kernel's "no limit". */
 const UNLIMITED = 2 ** 60;
 
-async function readNumber(path: string): Promise<number | undefined> {
-  try {
-    const text = (await fs.readFile(path, 'utf8')).trim();
-    if (text === 'max') return Infinity;
-    const n = Number(text);
-    return Number.isFinite(n) ? n : undefined;
-  } catch {
-    return undefined;
-  }
+/** A single-number file's value ("max" is Infinity). */
+export function parseNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (trimmed === 'max') return Infinity;
+  const n = Number(trimmed);
+  return trimmed !== '' && Number.isFinite(n) ? n : undefined;
 }
 
 /** "key value" lines (memory.stat, cpu.stat) as a map. */
-export function parseFlatKeyed(text: string): Map<string, number> {
+export function parseFlatKeyed(text: string | undefined): Map<string, number> {
   const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const [key, value] = line.trim().split(/\s+/);
-    if (key && value !== undefined && /^\d+$/.test(value)) out.set(key, Number(value));
+  if (text === undefined) return out;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const space = text.indexOf(' ', start);
+    if (space > start && space < end) {
+      const value = text.slice(space + 1, end).trim();
+      if (/^\d+$/.test(value)) out.set(text.slice(start, space), Number(value));
+    }
+    start = end + 1;
   }
   return out;
-}
-
-async function readFlatKeyed(path: string): Promise<Map<string, number>> {
-  return parseFlatKeyed(await fs.readFile(path, 'utf8').catch(() => ''));
 }
 
 /** The directory of a process's cgroup under a controller's mount ("" for cgroup v2), when both are known. */
@@ -51,53 +53,97 @@ export function cgroupDirOf(cgroups: ReadonlyMap<string, string>, mounts: Readon
   };
 }
 
+/** A file in a directory that may not be known: read, or undefined. */
+export function readIn(dir: string | undefined, name: string): Promise<string | undefined> {
+  return dir === undefined ? Promise.resolve(undefined) : readSmallFile(join(dir, name));
+}
+
+/** The texts a CgroupSample is made of; the same files on v1 and v2 play the same parts. */
+export interface SampleTexts {
+  cgroupV2: boolean;
+  /** v1 cpuacct.usage (ns); v2 cpu.stat (usage_usec). */
+  cpu: string | undefined;
+  /** memory.usage_in_bytes / memory.current */
+  memoryUsage: string | undefined;
+  memoryStat: string | undefined;
+  /** memory.limit_in_bytes / memory.max */
+  memoryLimit: string | undefined;
+  pidsCurrent: string | undefined;
+}
+
+/** The directories a cgroup's files are read from: one per v1 controller, the unified one for all on v2. */
+export interface CgroupDirs {
+  cgroupV2: boolean;
+  cpu: string | undefined;
+  cpuacct: string | undefined;
+  memory: string | undefined;
+  pids: string | undefined;
+}
+
+/** Where a process's cgroup files are, from its /proc/<pid>/cgroup and the controllers' mounts. */
+export function cgroupDirs(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): CgroupDirs | undefined {
+  const dirOf = cgroupDirOf(cgroups, mounts);
+  const cpuacct = dirOf('cpuacct');
+  const memory = dirOf('memory');
+  if (cpuacct || memory) return { cgroupV2: false, cpu: dirOf('cpu'), cpuacct, memory, pids: dirOf('pids') };
+  const unified = dirOf('');
+  return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified } : undefined;
+}
+
+/** Reads a file of a cgroup directory; the limit files may be answered from a cache (see StatsCollector). */
+export type CgroupFileReader = (dir: string | undefined, name: string) => Promise<string | undefined>;
+
+/**
+ * The sample's files, read in parallel; `cpuStat`: cpu.stat when the caller reads it already (v2);
+ * `readLimit` reads the memory limit.
+ */
+export async function readSampleTexts(dirs: CgroupDirs, cpuStat?: Promise<string | undefined>, readLimit: CgroupFileReader = readIn): Promise<SampleTexts> {
+  const v2 = dirs.cgroupV2;
+  const [cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent] = await Promise.all([
+    v2 ? (cpuStat ?? readIn(dirs.cpu, 'cpu.stat')) : readIn(dirs.cpuacct, 'cpuacct.usage'),
+    readIn(dirs.memory, v2 ? 'memory.current' : 'memory.usage_in_bytes'),
+    readIn(dirs.memory, 'memory.stat'),
+    readLimit(dirs.memory, v2 ? 'memory.max' : 'memory.limit_in_bytes'),
+    readIn(dirs.pids, 'pids.current'),
+  ]);
+  return { cgroupV2: v2, cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent };
+}
+
+export function sampleFromTexts(t: SampleTexts, memoryStat: Map<string, number> = parseFlatKeyed(t.memoryStat)): CgroupSample {
+  const sample: CgroupSample = {};
+  const prefix = t.cgroupV2 ? '' : 'total_';
+  if (t.cgroupV2) {
+    const usec = parseFlatKeyed(t.cpu).get('usage_usec');
+    if (usec !== undefined) sample.cpuNanos = usec * 1000;
+  } else {
+    const nanos = parseNumber(t.cpu);
+    if (nanos !== undefined) sample.cpuNanos = nanos;
+  }
+  const usage = parseNumber(t.memoryUsage);
+  if (usage !== undefined) {
+    sample.memoryUsage = usage;
+    sample.workingSet = Math.max(0, usage - (memoryStat.get(`${prefix}inactive_file`) ?? 0));
+  }
+  const rss = memoryStat.get(t.cgroupV2 ? 'anon' : 'total_rss');
+  if (rss !== undefined) sample.rss = rss;
+  const faults = memoryStat.get(`${prefix}pgfault`);
+  if (faults !== undefined) sample.pageFaults = faults;
+  const major = memoryStat.get(`${prefix}pgmajfault`);
+  if (major !== undefined) sample.majorPageFaults = major;
+  const limit = parseNumber(t.memoryLimit);
+  if (limit !== undefined && limit < UNLIMITED) sample.memoryLimit = limit;
+  const pids = parseNumber(t.pidsCurrent);
+  if (pids !== undefined) sample.pids = pids;
+  return sample;
+}
+
 /**
  * Reads a cgroup's CPU, memory and pid counters. `cgroups` maps controllers to the cgroup's path
  * (as in /proc/<pid>/cgroup; "" for cgroup v2), `mounts` maps them to where they are mounted.
  */
 export async function readCgroupSample(cgroups: ReadonlyMap<string, string>, mounts: ReadonlyMap<string, string>): Promise<CgroupSample> {
-  const dirOf = cgroupDirOf(cgroups, mounts);
-  const sample: CgroupSample = {};
-  const cpuacct = dirOf('cpuacct');
-  const memory = dirOf('memory');
-  const pids = dirOf('pids');
-  if (cpuacct || memory) {
-    if (cpuacct) sample.cpuNanos = await readNumber(join(cpuacct, 'cpuacct.usage'));
-    if (memory) {
-      const usage = await readNumber(join(memory, 'memory.usage_in_bytes'));
-      const stat = await readFlatKeyed(join(memory, 'memory.stat'));
-      const limit = await readNumber(join(memory, 'memory.limit_in_bytes'));
-      if (usage !== undefined) {
-        sample.memoryUsage = usage;
-        sample.workingSet = Math.max(0, usage - (stat.get('total_inactive_file') ?? 0));
-      }
-      sample.rss = stat.get('total_rss');
-      sample.pageFaults = stat.get('total_pgfault');
-      sample.majorPageFaults = stat.get('total_pgmajfault');
-      if (limit !== undefined && limit < UNLIMITED) sample.memoryLimit = limit;
-    }
-  } else {
-    const unified = dirOf('');
-    if (unified) {
-      const cpu = await readFlatKeyed(join(unified, 'cpu.stat'));
-      const usec = cpu.get('usage_usec');
-      if (usec !== undefined) sample.cpuNanos = usec * 1000;
-      const usage = await readNumber(join(unified, 'memory.current'));
-      const stat = await readFlatKeyed(join(unified, 'memory.stat'));
-      const limit = await readNumber(join(unified, 'memory.max'));
-      if (usage !== undefined) {
-        sample.memoryUsage = usage;
-        sample.workingSet = Math.max(0, usage - (stat.get('inactive_file') ?? 0));
-      }
-      sample.rss = stat.get('anon');
-      sample.pageFaults = stat.get('pgfault');
-      sample.majorPageFaults = stat.get('pgmajfault');
-      if (limit !== undefined && limit < UNLIMITED) sample.memoryLimit = limit;
-    }
-  }
-  const pidsDir = pids ?? dirOf('');
-  if (pidsDir) sample.pids = await readNumber(join(pidsDir, 'pids.current'));
-  return sample;
+  const dirs = cgroupDirs(cgroups, mounts);
+  return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
 }
 
 /** Adds samples field by field (a pod without a cgroup of its own is the sum of its containers). */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { diskUsage } from './disk-usage.js';
+import { diskUsage, DiskUsageCache } from './disk-usage.js';
 
 describe('disk usage', () => {
   it('measures disk usage with hard links once', async () => {
@@ -16,6 +16,24 @@ describe('disk usage', () => {
       assert.equal(usage.inodes, 2);
       assert.ok(usage.bytes >= 10_000);
       assert.deepEqual(await diskUsage(join(root, 'missing')), { bytes: 0, inodes: 0 });
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a stale value at once and has the new one after its background walk', async () => {
+    const root = await fs.mkdtemp(join(tmpdir(), 'skiff-du-'));
+    try {
+      const cache = new DiskUsageCache(0);
+      assert.equal((await cache.get(root)).inodes, 0);
+      await fs.writeFile(join(root, 'a'), 'x');
+      assert.equal((await cache.get(root)).inodes, 0, 'the stale value, while a walk starts');
+      let inodes = 0;
+      for (let i = 0; i < 100 && inodes === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        inodes = (await cache.get(root)).inodes;
+      }
+      assert.equal(inodes, 1);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }

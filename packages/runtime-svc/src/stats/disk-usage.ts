@@ -31,21 +31,43 @@ export async function diskUsage(root: string): Promise<DiskUsage> {
   return { bytes, inodes };
 }
 
-/** diskUsage with a per-path cache, so frequent stats calls do not walk big trees every time. */
+/**
+ * diskUsage with a per-path cache, so frequent stats and metrics calls do not walk big trees
+ * every time. A value older than `maxAgeMs` is still answered while a new walk runs in the
+ * background (one per path at a time): a call waits for a walk only the first time a path is asked for.
+ */
 export class DiskUsageCache {
   private readonly entries = new Map<string, { at: number; usage: DiskUsage }>();
+  private readonly walks = new Map<string, Promise<DiskUsage>>();
 
   constructor(private readonly maxAgeMs = 10_000) {}
 
   async get(path: string): Promise<DiskUsage> {
     const cached = this.entries.get(path);
-    if (cached && Date.now() - cached.at < this.maxAgeMs) return cached.usage;
-    const usage = await diskUsage(path);
-    this.entries.set(path, { at: Date.now(), usage });
-    return usage;
+    if (!cached) return this.walk(path);
+    if (Date.now() - cached.at >= this.maxAgeMs) void this.walk(path);
+    return cached.usage;
   }
 
   forget(path: string): void {
     this.entries.delete(path);
+    this.walks.delete(path);
+  }
+
+  private walk(path: string): Promise<DiskUsage> {
+    const running = this.walks.get(path);
+    if (running) return running;
+    const walk = diskUsage(path)
+      .catch(() => ({ bytes: 0, inodes: 0 }))
+      .then((usage) => {
+        // A path forgotten meanwhile stays forgotten.
+        if (this.walks.get(path) === walk) {
+          this.walks.delete(path);
+          this.entries.set(path, { at: Date.now(), usage });
+        }
+        return usage;
+      });
+    this.walks.set(path, walk);
+    return walk;
   }
 }

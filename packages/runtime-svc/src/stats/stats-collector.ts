@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from '../daemon/context.js';
@@ -6,9 +5,10 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache } from './disk-usage.js';
 import { nowNanos } from '../util/time.js';
-import { readCgroupSample, sumSamples, type CgroupSample } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
-import { readCgroupDetail, type CgroupDetail } from './cgroup-detail.js';
+import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
+import { readSmallFile } from './read-small-file.js';
 import { readSandboxedSample } from './sandboxed-stats.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
@@ -24,12 +24,18 @@ export class StatsCollector {
   private readonly lastCpu = new Map<string, { at: bigint; cpuNanos: number }>();
   private readonly disk = new DiskUsageCache();
   private mounts: Promise<Map<string, string>> | undefined;
+  /**
+   * Where each live container's cgroup files are, by container id (a process keeps its cgroup),
+   * with the texts of its limit files as last read: only UpdateContainerResources changes them,
+   * and it drops them (resourcesChanged).
+   */
+  private readonly dirs = new Map<string, { pid: number; dirs: CgroupDirs | undefined; limits: Map<string, Promise<string | undefined>> }>();
 
   constructor(private readonly ctx: RuntimeContext) {}
 
   private async cgroupsOf(pid: number | undefined): Promise<Map<string, string> | undefined> {
     if (pid === undefined) return undefined;
-    const text = await fs.readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => undefined);
+    const text = await readSmallFile(`/proc/${pid}/cgroup`);
     return text === undefined ? undefined : parseProcCgroup(text);
   }
 
@@ -64,37 +70,75 @@ export class StatsCollector {
     };
   }
 
+  /** The cgroup directories of a live container's process, looked up once per process. */
+  private async containerDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
+    return (await this.containerCgroup(rec))?.dirs;
+  }
+
+  private async containerCgroup(rec: ContainerRecord): Promise<{ dirs: CgroupDirs | undefined; limits: Map<string, Promise<string | undefined>> } | undefined> {
+    if ((rec.phase !== 'running' && rec.phase !== 'created') || rec.pid === undefined) return undefined;
+    const known = this.dirs.get(rec.id);
+    if (known?.pid === rec.pid) return known;
+    const cgroups = await this.cgroupsOf(rec.pid);
+    if (!cgroups) return undefined;
+    this.mounts ??= cgroupMounts();
+    const entry = { pid: rec.pid, dirs: cgroupDirs(cgroups, await this.mounts), limits: new Map<string, Promise<string | undefined>>() };
+    this.dirs.set(rec.id, entry);
+    return entry;
+  }
+
+  /** The container's limits were changed: they are read again next time. */
+  resourcesChanged(idOrPrefix: string): void {
+    for (const [id, entry] of this.dirs) if (id.startsWith(idOrPrefix)) entry.limits.clear();
+  }
+
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
-    const live = rec.phase === 'running' || rec.phase === 'created';
     const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
-    if (live && handler.kind === 'sandbox') {
+    if ((rec.phase === 'running' || rec.phase === 'created') && handler.kind === 'sandbox') {
       const [sample, layer] = await Promise.all([readSandboxedSample(handler.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
       return { sample, detail: {}, layer };
     }
-    const cgroups = live ? await this.cgroupsOf(rec.pid) : undefined;
-    this.mounts ??= cgroupMounts();
-    const mounts = await this.mounts;
-    const [sample, detail, layer] = await Promise.all([
-      cgroups ? readCgroupSample(cgroups, mounts) : {},
-      cgroups ? readCgroupDetail(cgroups, mounts) : {},
+    const cgroup = await this.containerCgroup(rec);
+    const readLimit = (dir: string | undefined, name: string): Promise<string | undefined> => {
+      const key = `${dir}/${name}`;
+      let text = cgroup!.limits.get(key);
+      if (!text) {
+        text = readIn(dir, name).then((t) => {
+          // A file that could not be read is tried again next time.
+          if (t === undefined) cgroup!.limits.delete(key);
+          return t;
+        });
+        cgroup!.limits.set(key, text);
+      }
+      return text;
+    };
+    const [reading, layer] = await Promise.all([
+      cgroup?.dirs ? readCgroupReading(cgroup.dirs, readLimit) : { sample: {}, detail: {} },
       this.disk.get(this.ctx.paths.container(rec.id).upper),
     ]);
-    return { sample, detail, layer };
+    return { sample: reading.sample, detail: reading.detail, layer };
+  }
+
+  /** Drops what is kept for containers that are gone (a pod's removal takes its containers along). */
+  forgetAllBut(containerIds: ReadonlySet<string>): void {
+    for (const id of this.dirs.keys()) {
+      if (!containerIds.has(id)) this.forget(id);
+    }
   }
 
   /** The interfaces of a pod's own network namespace (none on the host network), through its pause process. */
   async podInterfaces(rec: SandboxRecord): Promise<InterfaceCounters[]> {
     if (rec.namespaces.network === 'NODE' || rec.phase !== 'ready' || rec.pid === undefined) return [];
-    const text = await fs.readFile(`/proc/${rec.pid}/net/dev`, 'utf8').catch(() => undefined);
+    const text = await readSmallFile(`/proc/${rec.pid}/net/dev`);
     return text === undefined ? [] : parseNetDev(text);
   }
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
-    if (rec.phase !== 'running' && rec.phase !== 'created') return {};
     const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
-    if (handler.kind === 'sandbox') return readSandboxedSample(handler.runc, rec.id);
-    return this.sampleOf(await this.cgroupsOf(rec.pid));
+    if (handler.kind === 'sandbox') return rec.phase === 'running' || rec.phase === 'created' ? readSandboxedSample(handler.runc, rec.id) : {};
+    const dirs = await this.containerDirs(rec);
+    return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
 
   async containerStats(rec: ContainerRecord): Promise<cri.ContainerStats> {
@@ -145,6 +189,7 @@ export class StatsCollector {
 
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
+    this.dirs.delete(id);
     this.lastCpu.delete(id);
     this.lastCpu.delete(`pod:${id}`);
     this.disk.forget(this.ctx.paths.container(id).upper);

@@ -1,0 +1,39 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readProcStat } from './processes.js';
+import { ExitNotifier } from './exit-notifier.js';
+
+describe('exit notifier', () => {
+  it('tells of the exit of a process it follows, at once for one that is not the process it was told of', async () => {
+    const exited: string[] = [];
+    let heard: () => void = () => undefined;
+    const notifier = new ExitNotifier(
+      (key) => {
+        exited.push(key);
+        heard();
+      },
+      (message) => assert.fail(message),
+    );
+    const sleeper = spawn('sleep', ['100'], { stdio: 'ignore' });
+    try {
+      const startTime = readProcStat(sleeper.pid!)!.startTime;
+      const next = (): Promise<void> => new Promise((resolve) => (heard = resolve));
+      let heardOne = next();
+      notifier.sync(new Map([['recycled', { pid: sleeper.pid!, startTime: startTime + 1 }]]));
+      await heardOne;
+      assert.deepEqual(exited, ['recycled']);
+      heardOne = next();
+      notifier.sync(new Map([['sleeper', { pid: sleeper.pid!, startTime }]]));
+      // Followed before it is killed: the sync is written before the kill.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(exited, ['recycled']);
+      sleeper.kill('SIGKILL');
+      await heardOne;
+      assert.deepEqual(exited, ['recycled', 'sleeper']);
+    } finally {
+      sleeper.kill('SIGKILL');
+      notifier.close();
+    }
+  });
+});
