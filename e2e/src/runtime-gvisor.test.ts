@@ -138,6 +138,18 @@ describe('a gVisor pod', () => {
     await stop(app, 1);
   });
 
+  test('a container whose pid is SIGKILLed from the host is reported killed, and is gone from the sandbox too', async () => {
+    const victim = await h.runContainer(pod, name('victim'), { command: ['sh', '-c', 'exec sleep 3333'] });
+    const observer = await h.runContainer(pod, name('observer'));
+    const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: victim, verbose: true });
+    const pid = (JSON.parse(info['info'] ?? '{}') as { pid?: number }).pid ?? 0;
+    assert.ok(pid > 0);
+    process.kill(pid, 'SIGKILL');
+    assert.equal((await h.waitForExit(victim)).exit_code, 137);
+    await eventually('the container to be gone from the sandbox', async () => !(await h.exec(observer, ['ps', '-o', 'args'])).stdout.includes('sleep 3333'));
+    await stop(observer, 0);
+  });
+
   test('a read-only root filesystem stays read-only inside the sandbox, the pod files readable', async () => {
     const id = await h.runContainer(pod, name('readonly'), { linux: { security_context: { readonly_rootfs: true } } });
     const r = await h.exec(id, ['sh', '-c', 'touch /written 2>&1; echo rc=$?; cat /etc/hostname']);

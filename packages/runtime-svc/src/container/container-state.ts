@@ -88,5 +88,17 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   if (message) rec.message = message;
   await ctx.records.saveContainer(rec);
   ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
+  endInSandbox(ctx, rec);
   return rec;
+}
+
+/**
+ * What conmon watches of a container in a runsc sandbox is a host process standing in for it (see
+ * sandboxed-start.ts); if that was killed from outside, the container itself may still run in the
+ * sandbox. An exit, once recorded, is made true.
+ */
+function endInSandbox(ctx: RuntimeContext, rec: ContainerRecord): void {
+  if (rec.runtimeHandler === '' || rec.runtimeHandler === 'runc') return;
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  if (handler.kind === 'sandbox') void handler.runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
 }
