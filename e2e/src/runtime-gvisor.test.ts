@@ -128,6 +128,13 @@ describe('a gVisor pod', () => {
     await terminal.closed;
     assert.equal(terminal.exitCode(), 5);
 
+    const echo = await h.runContainer(pod, name('cat'), { command: ['cat'], stdin: true });
+    const plainAttach = await openRemoteCommand((await callUnary(h.runtime, 'Attach', { container_id: echo, stdin: true, stdout: true, stderr: true })).url);
+    plainAttach.send('through-attach\n');
+    await plainAttach.waitForStdout(/through-attach\n/);
+    plainAttach.close();
+    await stop(echo, 0);
+
     const attached = await h.runContainer(pod, name('attached'), { command: ['sh'], tty: true, stdin: true });
     const session = await openRemoteCommand((await callUnary(h.runtime, 'Attach', { container_id: attached, tty: true, stdin: true, stdout: true })).url);
     session.resize(123, 45);

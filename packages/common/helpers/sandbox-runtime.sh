@@ -86,10 +86,11 @@ mkfifo -m 600 "$gate"
 exec 3<&0
 (
   exec 3<&-
-  # Read-write, so that opening never blocks and runtime-svc's non-blocking open always finds a reader.
-  exec 4<>"$gate"
-  IFS= read -r _ <&4
-  exec 4<&-
+  # The holder's own fds 0-2 must stay conmon's all along, as runtime-svc reopens them meanwhile:
+  # a shell applies a command's redirections to itself while the command runs, so the wait for
+  # the gate runs in a subshell of its own. Read-write, so that opening never blocks and
+  # runtime-svc's non-blocking open always finds a reader.
+  (exec <>"$gate" >/dev/null 2>&1; head -n 1)
   result=$("$runtime" "$@" wait "$id" 2>/dev/null || true)
   status=$(printf '%s' "$result" | sed -n 's/.*"exitStatus":\([0-9]*\).*/\1/p')
   exit "${status:-255}"

@@ -18,11 +18,6 @@ export interface RunCommandOptions {
    * outlive it (`runc run --detach`): a pipe of ours would stay open in that process for good.
    */
   discardOutput?: boolean;
-  /**
-   * The child's stdin, stdout and stderr are these open descriptors (nothing is collected): for a
-   * child that hands another process's stdio on (`runsc start` of a container in a sandbox).
-   */
-  stdioFds?: [number, number, number];
 }
 
 export interface CommandResult {
@@ -52,7 +47,7 @@ const DEFAULT_DRAIN_MS = 250;
  */
 export function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
   const output = options.discardOutput ? 'ignore' : 'pipe';
-  const stdio: StdioOptions = options.stdioFds ?? [options.input === undefined ? 'ignore' : 'pipe', output, output];
+  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', output, output];
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio, env: options.env ?? process.env, cwd: options.cwd });
     const stdout: Buffer[] = [];
@@ -62,7 +57,7 @@ export function runCommand(file: string, args: readonly string[], options: RunCo
     let timedOut = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    let streamsOpen = options.discardOutput || options.stdioFds ? 0 : 2;
+    let streamsOpen = options.discardOutput ? 0 : 2;
 
     const finish = (): void => {
       if (settled || !exit) return;

@@ -3,8 +3,6 @@ import { join } from 'node:path';
 import { errnoCode, isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/common';
 import type { Runc } from '../oci/runc.js';
 
-const STDIO_FLAGS = [constants.O_RDONLY, constants.O_WRONLY, constants.O_WRONLY].map((mode) => mode | constants.O_NONBLOCK | constants.O_NOCTTY);
-
 /** The FIFO through which the holder of @skiff/common's helpers/sandbox-runtime.sh learns that its container started. */
 export function startGatePath(bundle: string): string {
   return join(bundle, 'start-gate');
@@ -17,12 +15,7 @@ export function startGatePath(bundle: string): string {
  * through /proc. Once started, the holder is told to wait for the container.
  */
 export async function startInSandbox(runc: Runc, id: string, holderPid: number, bundle: string): Promise<void> {
-  const handles = await Promise.all(STDIO_FLAGS.map((flags, fd) => fs.open(`/proc/${holderPid}/fd/${fd}`, flags)));
-  try {
-    await runc.startWithStdio(id, [handles[0]!.fd, handles[1]!.fd, handles[2]!.fd]);
-  } finally {
-    await Promise.all(handles.map((h) => h.close()));
-  }
+  await runc.startWithStdioOf(id, holderPid);
   if (!(await releaseStartGate(bundle))) throw new Error(`the holder process ${holderPid} of container ${id} is gone; its exit could not be watched`);
 }
 

@@ -69,6 +69,9 @@ interface RunOptions {
   drainAfterExitMs?: number;
 }
 
+/** Runs "$@" with the stdin, stdout and stderr of process $1, reopened through /proc. */
+const REOPEN_STDIO_SCRIPT = 'pid=$1; shift; exec "$@" <"/proc/$pid/fd/0" >"/proc/$pid/fd/1" 2>"/proc/$pid/fd/2"';
+
 /** Parses runc's --log-format json lines and keeps the error messages. */
 export function errorsFromRuncLog(log: string): string {
   const messages: string[] = [];
@@ -154,12 +157,18 @@ export class Runc {
     await this.runLogged(args, { timeoutMs: options.timeoutMs ?? this.timeoutMs, discardOutput: true });
   }
 
-  /** Runs a command whose stdio is not ours to read; its errors come from its JSON log. */
-  private async runLogged(args: string[], options: RunCommandOptions): Promise<void> {
+  /**
+   * Runs a command whose stdio is not ours to read; its errors come from its JSON log. With
+   * `stdioOfPid`, a shell first gives it that process's stdin, stdout and stderr (see startWithStdioOf).
+   */
+  private async runLogged(args: string[], options: RunCommandOptions & { stdioOfPid?: number }): Promise<void> {
+    const { stdioOfPid, ...runOptions } = options;
     await withTempDir(async (dir) => {
       const log = join(dir, 'runc.log');
       const full = ['--log', log, '--log-format', 'json', ...args];
-      const result = await runCommand(this.binary, [...this.globalArgs, ...full], { timeoutMs: this.timeoutMs, ...options });
+      const command = [this.binary, ...this.globalArgs, ...full];
+      const [file, argv] = stdioOfPid === undefined ? [command[0]!, command.slice(1)] : ['/bin/sh', ['-c', REOPEN_STDIO_SCRIPT, 'sh', String(stdioOfPid), ...command]];
+      const result = await runCommand(file, argv, { timeoutMs: this.timeoutMs, ...runOptions });
       if (result.code !== 0) {
         const logText = await fs.readFile(log, 'utf8').catch(() => '');
         throw new RuncError(full, result.code, errorsFromRuncLog(logText) || 'no error output');
@@ -168,11 +177,13 @@ export class Runc {
   }
 
   /**
-   * `start` handing the given descriptors on as the container's stdin, stdout and stderr: runsc
-   * gives a container that joins a sandbox the standard I/O of `runsc start`.
+   * `start` handing another process's standard I/O on as the container's: runsc gives a container
+   * that joins a sandbox the stdio of `runsc start`. They are opened blocking, as the container
+   * reads and writes them (a non-blocking pipe would hand it EAGAIN), by a shell, so that an open
+   * that cannot finish ends with the call's time limit instead of holding one of our threads.
    */
-  async startWithStdio(id: string, stdioFds: [number, number, number]): Promise<void> {
-    await this.runLogged(['start', id], { stdioFds });
+  async startWithStdioOf(id: string, pid: number): Promise<void> {
+    await this.runLogged(['start', id], { discardOutput: true, stdioOfPid: pid });
   }
 
   async start(id: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -32,11 +33,14 @@ export function checkContainerFeatures(handler: RuntimeHandler, config: cri.Cont
  * A container joining a runsc sandbox. The sandbox's kernel provides its own cgroup filesystem and
  * refuses a second one at /sys/fs/cgroup ("file exists"). A read-only root is the sandbox's to
  * enforce: its gofer makes the mount points at start, so the host overlay cannot be read-only
- * then, as it is for runc (see rootfs-protection.ts).
+ * then, as it is for runc (see rootfs-protection.ts). In the host's UTS namespace the container
+ * sees the sandbox kernel's name, which is set to the host's.
  */
 export function adaptSpecToSandbox(spec: Spec, readonlyRootfs: boolean): Spec {
+  const hostUts = !(spec.linux?.namespaces ?? []).some((ns) => ns.type === 'uts');
   return {
     ...spec,
+    ...(hostUts && !spec.hostname ? { hostname: hostname() } : {}),
     ...(spec.root ? { root: { ...spec.root, readonly: readonlyRootfs } } : {}),
     mounts: (spec.mounts ?? []).filter((m) => !(m.destination === '/sys/fs/cgroup' && m.type === 'cgroup')),
   };

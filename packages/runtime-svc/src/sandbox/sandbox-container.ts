@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { hostname } from 'node:os';
 import { readPidFile } from '@skiff/common';
 import { awaitCreateInFlight } from '../container/container-teardown.js';
 import { removeMonitorFiles } from '../conmon/conmon.js';
@@ -63,7 +64,10 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
 }
 
 export function buildSandboxSpec(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): Spec {
-  return buildSpec(sandboxSpecInput(ctx, rec, paths, netnsPath, seccomp), ctx.facts);
+  const spec = buildSpec(sandboxSpecInput(ctx, rec, paths, netnsPath, seccomp), ctx.facts);
+  // On the host network a pod has the host's name; runsc's kernel has a name of its own, set to it.
+  if (rec.namespaces.network === 'NODE' && ctx.handlers.resolve(rec.runtimeHandler).kind === 'sandbox') spec.hostname = hostname();
+  return spec;
 }
 
 /** The running pause process: its pid and start time (see SandboxRecord.pidStartTime). */
