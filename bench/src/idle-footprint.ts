@@ -115,7 +115,7 @@ async function snapshot(h: RuntimeHarness, withFloor: boolean): Promise<Snapshot
   try {
     const all = [supervisor, ...daemons, ...helpers];
     const usage = await sumUsage(all);
-    const nodeUsage = await sumUsage([supervisor, ...daemons]);
+    const nodeUsage = [supervisor, ...daemons].reduce((t, p) => ({ rss: t.rss + usage.each.get(p.name)!.rss, pss: t.pss + usage.each.get(p.name)!.pss }), { rss: 0, pss: 0 });
     const rows: [string, string][] = [...usage.each].map(([name, u]) => [name, `${mib(u.rss)} RSS, ${mib(u.pss)} PSS`]);
     const conmonPids = (await listConmonProcesses(h.skiff.runDir)).map((c) => c.pid);
     const conmonUsage = await Promise.all(conmonPids.map(usageOf));
@@ -163,6 +163,7 @@ async function main(): Promise<void> {
     const floor = idle.floor!;
     printTable('Idle, no pods (target: <= 200 MiB RSS, <= 90 MiB PSS in all)', [
       ...idle.rows,
+      ['supervisor and daemons', `${mib(idle.nodes.rss)} RSS, ${mib(idle.nodes.pss)} PSS`],
       ['total', `${mib(idle.total.rss)} RSS, ${mib(idle.total.pss)} PSS`],
       [`floor: ${floor.count} idle node`, `${mib(floor.rss)} RSS, ${mib(floor.pss)} PSS`],
       ['above the floor', `${mib(idle.total.rss - floor.rss)} RSS, ${mib(idle.total.pss - floor.pss)} PSS`],
