@@ -71,9 +71,10 @@ for src in "$HELPERS"/*.c; do
 done
 
 install -d -m 0755 /usr/local/bin
+# The node options are SUPERVISOR_NODE_OPTIONS (packages/skiff/src/node-options.ts; a test checks they match).
 cat > /usr/local/bin/skiff <<WRAPPER
 #!/bin/sh
-exec "$(command -v node)" "$REPO/packages/skiff/dist/main.js" "\$@"
+exec "$(command -v node)" --max-semi-space-size=1 --lite-mode --no-expose-wasm "$REPO/packages/skiff/dist/main.js" "\$@"
 WRAPPER
 chmod 0755 /usr/local/bin/skiff
 

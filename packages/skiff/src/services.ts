@@ -1,6 +1,7 @@
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import type { SkiffConfig } from '@skiff/common/core';
+import { LITE, smallYoungGeneration } from './node-options.js';
 
 const require = createRequire(import.meta.url);
 
@@ -43,40 +44,41 @@ function streamBaseUrl(config: SkiffConfig): string {
   return `http://${host}:${config.stream.port}`;
 }
 
-async function probeStreamService(config: SkiffConfig, timeoutMs: number): Promise<void> {
-  const res = await fetch(`${streamBaseUrl(config)}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
-  if (!res.ok) throw new Error(`stream-svc health check answered HTTP ${res.status}`);
-}
-
-/** logs-svc answers its status (readiness, journald rate-limit notices, write errors) on its root-only internal socket. */
-function probeLogsService(config: SkiffConfig, timeoutMs: number): Promise<Record<string, unknown>> {
+/**
+ * One GET with node's own http client, not fetch: fetch parses HTTP with WebAssembly, which the
+ * CLI and supervisor run without (see node-options.ts).
+ */
+function httpGet(target: { url: string } | { socketPath: string; path: string }, service: string, timeoutMs: number): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ socketPath: config.logs.internal_socket, path: '/v1/status', method: 'GET', agent: false, timeout: timeoutMs }, (res) => {
+    const options = { method: 'GET', agent: false, timeout: timeoutMs } as const;
+    const onResponse = (res: IncomingMessage): void => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`logs-svc status answered HTTP ${res.statusCode}`));
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
-        } catch {
-          reject(new Error('logs-svc status is not JSON'));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`logs-svc did not answer within ${timeoutMs} ms`)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    };
+    const req = 'url' in target ? httpRequest(target.url, options, onResponse) : httpRequest({ ...options, socketPath: target.socketPath, path: target.path }, onResponse);
+    req.on('timeout', () => req.destroy(new Error(`${service} did not answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();
   });
 }
 
-/**
- * By default V8 lets each semi-space of the young generation grow to 16 MiB and keeps the pages:
- * about 8 MiB of a daemon's RSS idle, 15 MiB in runtime-svc under load. What these daemons allocate
- * per call dies young (decoded messages, child-process output, stream chunks), so small semi-spaces
- * only cost more scavenges: with 1 MiB, stream exec latency and port-forward throughput did not move.
- * runtime-svc gets 2 MiB: the same RSS as with 1, half the scavenges while it answers large ListContainers.
- */
-const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi-space-size=${semiSpaceMiB}`;
+async function probeStreamService(config: SkiffConfig, timeoutMs: number): Promise<void> {
+  const { status } = await httpGet({ url: `${streamBaseUrl(config)}/healthz` }, 'stream-svc', timeoutMs);
+  if (status !== 200) throw new Error(`stream-svc health check answered HTTP ${status}`);
+}
+
+/** logs-svc answers its status (readiness, journald rate-limit notices, write errors) on its root-only internal socket. */
+async function probeLogsService(config: SkiffConfig, timeoutMs: number): Promise<Record<string, unknown>> {
+  const { status, body } = await httpGet({ socketPath: config.logs.internal_socket, path: '/v1/status' }, 'logs-svc', timeoutMs);
+  if (status !== 200) throw new Error(`logs-svc status answered HTTP ${status}`);
+  try {
+    return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new Error('logs-svc status is not JSON');
+  }
+}
 
 export const SERVICES: readonly ServiceSpec[] = [
   {
@@ -89,7 +91,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'runtime-svc',
     entry: require.resolve('@skiff/runtime-svc/main'),
-    nodeOptions: [smallYoungGeneration(2)],
+    nodeOptions: [smallYoungGeneration(2), ...LITE],
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
@@ -104,7 +106,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'logs-svc',
     entry: require.resolve('@skiff/logs-svc/main'),
     // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
-    nodeOptions: [smallYoungGeneration(1), '--max-old-space-size=64'],
+    nodeOptions: [smallYoungGeneration(1), '--max-old-space-size=64', ...LITE],
     endpoint: (config) => config.logs.internal_socket,
     probe: probeLogsService,
   },

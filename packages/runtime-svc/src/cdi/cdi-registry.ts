@@ -95,7 +95,7 @@ export class CdiRegistry {
       else if (st.size > MAX_SPEC_BYTES) loaded.error = `${st.size} bytes, more than the ${MAX_SPEC_BYTES} read`;
       else {
         try {
-          loaded.spec = parseCdiSpec(await handle.readFile('utf8'), extname(file) !== '.json');
+          loaded.spec = await parseCdiSpec(await handle.readFile('utf8'), extname(file) !== '.json');
         } catch (err) {
           loaded.error = err instanceof CdiError ? err.message : String(err);
         }

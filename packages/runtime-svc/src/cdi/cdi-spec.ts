@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml';
 
 /** A CDI spec file was unusable, or a requested device could not be applied. */
 export class CdiError extends Error {}
@@ -154,11 +153,14 @@ function containerEdits(v: unknown, what: string): CdiContainerEdits {
   return edits;
 }
 
-/** Parses and checks one spec file's text (JSON, or YAML when `yaml`). */
-export function parseCdiSpec(text: string, yaml: boolean): CdiSpec {
+/**
+ * Parses and checks one spec file's text (JSON, or YAML when `yaml`). The YAML parser is loaded on
+ * the first YAML spec: most machines have none, and it would stay in every runtime-svc's heap.
+ */
+export async function parseCdiSpec(text: string, yaml: boolean): Promise<CdiSpec> {
   let doc: unknown;
   try {
-    doc = yaml ? parseYaml(text) : JSON.parse(text);
+    doc = yaml ? (await import('yaml')).parse(text) : JSON.parse(text);
   } catch (err) {
     throw new CdiError(`not valid ${yaml ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
   }

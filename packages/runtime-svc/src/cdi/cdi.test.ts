@@ -29,15 +29,15 @@ async function withDirs(run: (dirs: [string, string]) => Promise<void>): Promise
 }
 
 describe('CDI spec files', () => {
-  it('parses JSON and YAML of the versions in use, and names what is wrong', () => {
-    assert.equal(parseCdiSpec(JSON.stringify(GPU_SPEC), false).devices.length, 2);
+  it('parses JSON and YAML of the versions in use, and names what is wrong', async () => {
+    assert.equal((await parseCdiSpec(JSON.stringify(GPU_SPEC), false)).devices.length, 2);
     const yaml = 'cdiVersion: "0.8.0"\nkind: example.com/net\ndevices:\n  - name: eth\n    containerEdits:\n      env: ["NET=1"]\n';
-    assert.deepEqual(parseCdiSpec(yaml, true).devices[0], { name: 'eth', containerEdits: { env: ['NET=1'] } });
-    assert.throws(() => parseCdiSpec('{', false), /not valid JSON/);
-    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, cdiVersion: '9.0.0' }), false), /cdiVersion "9.0.0"/);
-    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, kind: 'nokind' }), false), /vendor.com\/class/);
-    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [{ name: 'a', containerEdits: { deviceNodes: [{ path: 'rel' }] } }] }), false), /deviceNodes\[0\].path must be an absolute path/);
-    assert.throws(() => parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [GPU_SPEC.devices[0], GPU_SPEC.devices[0]] }), false), /defined twice/);
+    assert.deepEqual((await parseCdiSpec(yaml, true)).devices[0], { name: 'eth', containerEdits: { env: ['NET=1'] } });
+    await assert.rejects(parseCdiSpec('{', false), /not valid JSON/);
+    await assert.rejects(parseCdiSpec(JSON.stringify({ ...GPU_SPEC, cdiVersion: '9.0.0' }), false), /cdiVersion "9.0.0"/);
+    await assert.rejects(parseCdiSpec(JSON.stringify({ ...GPU_SPEC, kind: 'nokind' }), false), /vendor.com\/class/);
+    await assert.rejects(parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [{ name: 'a', containerEdits: { deviceNodes: [{ path: 'rel' }] } }] }), false), /deviceNodes\[0\].path must be an absolute path/);
+    await assert.rejects(parseCdiSpec(JSON.stringify({ ...GPU_SPEC, devices: [GPU_SPEC.devices[0], GPU_SPEC.devices[0]] }), false), /defined twice/);
   });
 
   it('checks fully qualified device names', () => {
@@ -83,7 +83,7 @@ describe('CDI registry', () => {
 
 describe('CDI edits', () => {
   it("applies spec edits once and each device's own, replacing env entries of the same name", async () => {
-    const spec = parseCdiSpec(JSON.stringify(GPU_SPEC), false);
+    const spec = await parseCdiSpec(JSON.stringify(GPU_SPEC), false);
     const [gpu0, gpu1] = spec.devices;
     const edits = await collectCdiEdits([
       { name: 'example.com/gpu=gpu0', file: '/etc/cdi/gpu.json', specEdits: spec.containerEdits, deviceEdits: gpu0!.containerEdits },

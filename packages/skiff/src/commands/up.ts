@@ -3,6 +3,7 @@ import { mkdirSync, openSync, promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 import { createLogger, removePidFile, writePidFile, type SkiffConfig } from '@skiff/common/core';
 import { SERVICES } from '../services.js';
+import { SUPERVISOR_NODE_OPTIONS } from '../node-options.js';
 import { installDefaultNetwork } from '../default-network.js';
 import { Supervisor } from '../supervisor.js';
 import { supervisorPidFile } from '../paths.js';
@@ -62,7 +63,7 @@ export async function upDetached(config: SkiffConfig, configPath: string | undef
   }
   mkdirSync(dirname(config.log_file), { recursive: true, mode: 0o755 });
   const out = openSync(config.log_file, 'a', 0o640);
-  const args = [entry, 'up', ...(configPath === undefined ? [] : ['--config', configPath])];
+  const args = [...SUPERVISOR_NODE_OPTIONS, entry, 'up', ...(configPath === undefined ? [] : ['--config', configPath])];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', out, out] });
   child.unref();
   const deadline = performance.now() + DETACH_READY_TIMEOUT_MS;
