@@ -4,7 +4,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -15,6 +15,7 @@ import { startRegistry, type Registry } from './lib/registry.js';
 import { startSkiff } from './lib/skiff-instance.js';
 import { StreamPod } from './lib/stream-pod.js';
 import { openWebSocket } from './lib/stream-client.js';
+import { childrenOf } from './lib/child-pids.js';
 
 /** How long a held blob download waits before it is passed on: long enough for the others to queue up. */
 const BLOB_HOLD_MS = 400;
@@ -86,16 +87,6 @@ async function startStallingProxy(upstream: Registry): Promise<{ host: string; c
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** The pids of a process's direct children. */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number),
-  );
 }
 
 function commandOf(pid: number): string {

@@ -8,12 +8,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
 import { StalledGrpcStream } from './lib/stalled-grpc-stream.js';
+import { childrenOf } from './lib/child-pids.js';
 
 let h: RuntimeHarness;
 const BACKLOG = 4;
@@ -23,16 +24,6 @@ before(async () => {
   // that stops reading is cut off after a few events (not 4096).
   h = await startRuntimeHarness({ config: `event_backlog = ${BACKLOG}`, skiff: { logsConfig: 'flush_timeout = "1s"' } });
 });
-
-/** The pids of a process's direct children. */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number),
-  );
-}
 
 /** logs-svc's `journalctl --follow`: stopping it holds every log line (and every flush) back. */
 async function journalFollower(): Promise<number> {
