@@ -21,17 +21,17 @@ function stopContainers(ctx: RuntimeContext, rec: SandboxRecord): Promise<unknow
   );
 }
 
-/** The namespaces and /dev/shm, once the network is detached and the pause process is gone. */
+/**
+ * The namespaces and /dev/shm, once the network is detached and the pause process is gone. The
+ * mounts are only the runtime's references (a namespace lives while anything holds it), so they
+ * go at the same time.
+ */
 async function releaseNamespaces(ctx: RuntimeContext, rec: SandboxRecord, timer: StepTimer): Promise<void> {
-  await ctx.netns.remove(rec.id);
-  timer.mark('netns');
+  const paths = ctx.paths.sandbox(rec.id);
+  await allSettledOrThrow([ctx.netns.remove(rec.id), unmountIfMounted(paths.shm), unmountIfMounted(paths.userns)]);
   // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
   rec.netnsPath = undefined;
-  const paths = ctx.paths.sandbox(rec.id);
-  await unmountIfMounted(paths.shm);
-  // Its last holder once the pause and the network namespace are gone.
-  await unmountIfMounted(paths.userns);
-  timer.mark('shm and user namespace');
+  timer.mark('netns, shm and user namespace');
 }
 
 /**
