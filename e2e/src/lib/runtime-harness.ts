@@ -17,9 +17,10 @@
  *     containerStatus(id, verbose?), waitForExit(id, timeoutMs?), exec(id, cmd, timeoutSeconds?)
  *     podStatus(id), podIp(pod)
  *     inventory(): Promise<RuntimeInventory>      relative to the start (see runtime-inventory.ts)
- *     settledInventory(): Promise<RuntimeInventory>   the same once nothing on the machine belongs to
- *                                                 an id the runtime no longer lists (removals answer
- *                                                 before their cleanup ends), or after 30 s
+ *     settledInventory(): Promise<RuntimeInventory>   the same once nothing of this instance's (mounts,
+ *                                                 namespaces, runc, monitors, cgroups, directories)
+ *                                                 belongs to an id the runtime no longer lists
+ *                                                 (removals answer before their cleanup ends), or after 30 s
  *     restartSkiff(): Promise<void>               `skiff up` stopped and started on the same state
  *     stop(): Promise<void>                       removes every pod, then anything the runtime left
  *   }
@@ -238,7 +239,10 @@ export class RuntimeHarness {
       const { items } = await callUnary(this.runtime, 'ListPodSandbox', {}, { timeoutMs: 10_000 });
       const { containers } = await callUnary(this.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
       const listed = new Set([...items.map((p) => p.id), ...containers.map((c) => c.id)]);
-      if ([...inventoryIds(inventory)].every((id) => listed.has(id)) || Date.now() > deadline) return inventory;
+      // Addresses and nat rules are left out: host-local's directory and the nat table are shared
+      // with other instances, and a removal releases them before it answers (StopPodSandbox).
+      const own = inventoryIds({ ...inventory, ipOwners: {}, natRuleOwners: [] });
+      if ([...own].every((id) => listed.has(id)) || Date.now() > deadline) return inventory;
       await new Promise((r) => setTimeout(r, 20));
     }
   }
