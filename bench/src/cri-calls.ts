@@ -10,10 +10,13 @@
  *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
  *     many idle `node` processes.
  *
- *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only]
+ *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only | --runtime-only] [--steps]
  *
  * --images-only: the image calls alone (PullImage, ImageStatus, ListImages, RemoveImage) with their
- * client cost and floors.
+ * client cost and floors. --runtime-only: the pod and container calls alone with their floors.
+ * --steps: the services log at debug level, and where each pod and container call's time went is
+ * printed too: the median of every step of runtime-svc's step log for the measured calls (the log
+ * line per call adds a little to every figure, so the figures to compare come from runs without).
  */
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -401,6 +404,45 @@ async function idleFootprint(h: RuntimeHarness): Promise<Footprint> {
   }
 }
 
+// ---------------------------------------------------------------- where the time went
+
+interface StepLine {
+  msg?: string;
+  op?: string;
+  outcome?: string;
+  ms?: number;
+  steps?: Record<string, number>;
+}
+
+/** The median of each step of each operation in runtime-svc's step log (from `skiff up`'s output). */
+function stepMedians(output: string): string[][] {
+  const byOp = new Map<string, { totals: number[]; steps: Map<string, number[]> }>();
+  for (const line of output.split('\n')) {
+    if (!line.includes('"steps"')) continue;
+    let entry: StepLine;
+    try {
+      entry = JSON.parse(line) as StepLine;
+    } catch {
+      continue;
+    }
+    if (entry.msg !== 'steps' || entry.op === undefined || entry.outcome !== 'ok' || entry.ms === undefined) continue;
+    let op = byOp.get(entry.op);
+    if (op === undefined) byOp.set(entry.op, (op = { totals: [], steps: new Map() }));
+    op.totals.push(entry.ms);
+    for (const [name, ms] of Object.entries(entry.steps ?? {})) {
+      let list = op.steps.get(name);
+      if (list === undefined) op.steps.set(name, (list = []));
+      list.push(ms);
+    }
+  }
+  const rows: string[][] = [];
+  for (const [name, op] of byOp) {
+    rows.push([name, String(op.totals.length), fmt(percentile(op.totals, 50))]);
+    for (const [step, list] of op.steps) rows.push([`  ${step}`, String(list.length), fmt(percentile(list, 50))]);
+  }
+  return rows;
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -410,13 +452,16 @@ async function main(): Promise<void> {
       'image-samples': { type: 'string', default: '50' },
       pulls: { type: 'string', default: '3' },
       'images-only': { type: 'boolean', default: false },
+      'runtime-only': { type: 'boolean', default: false },
+      steps: { type: 'boolean', default: false },
     },
   });
   const runs = Number(values.samples);
   const imageRuns = Number(values['image-samples']);
   const pulls = Number(values.pulls);
+  const runtimeOnly = values['runtime-only'] === true;
   // At info level, as a node runs it: debug would add a log line per call to every figure.
-  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: 'info' } });
+  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: values.steps ? 'debug' : 'info' } });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
   try {
@@ -431,11 +476,13 @@ async function main(): Promise<void> {
 
     // Warm-up: the first calls pay for connections, lazy loads and JIT.
     await podCalls(h, new Samples(), 3);
-    const footprint = await idleFootprint(h);
+    const footprint = runtimeOnly ? undefined : await idleFootprint(h);
     await floorSteps(h, samples, work, snapshot, [snapshot], runs);
+    const firstMeasured = h.skiff.output().length;
     await podCalls(h, samples, runs);
+    const steps = stepMedians(h.skiff.output().slice(firstMeasured));
     await podLives(h, samples, runs);
-    await imageCalls(h, samples, work, imageRuns, pulls);
+    if (!runtimeOnly) await imageCalls(h, samples, work, imageRuns, pulls);
 
     const s = (name: string): number[] => samples.get(name);
     const sum = (...names: string[]): number => names.reduce((t, n) => t + percentile(s(n), 50), 0);
@@ -459,6 +506,8 @@ async function main(): Promise<void> {
     );
     const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', "rm of a container's directories", 'Version', 'Version undecoded'];
     printColumns('Floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
+    if (values.steps) printColumns('Where the time went: the step log of the calls above, median ms', ['operation / step', 'n', 'p50'], steps);
+    if (footprint === undefined) return;
     printImageRows(samples, imageRuns, pulls);
     printColumns(
       `Idle footprint, no pods (target <= 200 MiB RSS, <= 90 MiB PSS in all)`,

@@ -123,7 +123,7 @@ describe('every CRI method with hostile requests', { timeout: 600_000 }, () => {
     for (const pod of items) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     const { containers } = await callUnary(h.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
     for (const c of containers) await callUnary(h.runtime, 'RemoveContainer', { container_id: c.id }, { timeoutMs: 60_000 });
-    assert.deepEqual(await h.inventory(), { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] });
+    assert.deepEqual(await h.settledInventory(), { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] });
     const { images } = await callUnary(h.images, 'ListImages', {}, { timeoutMs: 10_000 });
     assert.deepEqual(
       images.flatMap((i) => i.repo_tags),

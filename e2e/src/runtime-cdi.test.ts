@@ -84,7 +84,7 @@ describe('CDI devices', () => {
   });
 
   test('an unknown device, a malformed spec and a device defined twice are refused, leaving nothing', async () => {
-    const was = await h.inventory();
+    const was = await h.settledInventory();
     await rejectsWithCode(h.createContainer(pod, `cdi-${++counter}`, { CDI_devices: [{ name: 'skiff.test/dev=missing' }] }), status.INVALID_ARGUMENT, /"skiff.test\/dev=missing" is not defined/);
 
     await writeFile(join(etcDir, 'broken.json'), '{"cdiVersion": "0.6.0", "kind": ');
@@ -93,7 +93,7 @@ describe('CDI devices', () => {
     await writeFile(join(etcDir, 'twice.json'), jsonSpec('three'));
     await rejectsWithCode(h.createContainer(pod, `cdi-${++counter}`, { CDI_devices: [{ name: 'skiff.test/dev=null' }] }), status.INVALID_ARGUMENT, /defined by both .*dev\.json and .*twice\.json/);
 
-    const now = await h.inventory();
+    const now = await h.settledInventory();
     assert.deepEqual([now.mounts, now.containerDirs, now.runc], [was.mounts, was.containerDirs, was.runc]);
     assert.ok(existsSync(join(base, 'hook-ran')));
   });

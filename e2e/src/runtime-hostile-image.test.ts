@@ -25,7 +25,7 @@ after(async () => {
 
 describe('an image whose /etc/passwd or /etc/group is not a regular file', () => {
   test('four containers with a FIFO at /etc/passwd are refused at once and leave nothing, while other calls are served', async () => {
-    const before = await h.inventory();
+    const before = await h.settledInventory();
     const creates = [1, 2, 3, 4].map((n) =>
       rejectsWithCode(
         h.createContainer(pod, `fifo-${n}`, { image: { image: h.imageRef('fifo-passwd') } }),
@@ -36,7 +36,7 @@ describe('an image whose /etc/passwd or /etc/group is not a regular file', () =>
     const meanwhile = h.runContainer(pod, 'beside-the-fifos');
     await Promise.all(creates);
     await meanwhile;
-    const after = await h.inventory();
+    const after = await h.settledInventory();
     assert.deepEqual(after.mounts.length, before.mounts.length + 1, 'only the healthy container mounted a root');
     assert.deepEqual(after.containerDirs.length, before.containerDirs.length + 1, 'no directory of a refused container is left');
   });

@@ -64,12 +64,12 @@ describe('image volumes', () => {
   });
 
   test('a sub-path that leaves the image, passes a link, or is missing, and an absent image, are refused', async () => {
-    const was = await h.inventory();
+    const was = await h.settledInventory();
     await rejectsWithCode(h.createContainer(pod, `bad-${++counter}`, { mounts: [volume('data/../../etc')] }), status.INVALID_ARGUMENT, /leaves the image/);
     await rejectsWithCode(h.createContainer(pod, `bad-${++counter}`, { mounts: [volume('data/link-to-b')] }), status.INVALID_ARGUMENT, /symbolic link/);
     await rejectsWithCode(h.createContainer(pod, `bad-${++counter}`, { mounts: [volume('no/such/dir')] }), status.INVALID_ARGUMENT, /does not exist/);
     await rejectsWithCode(h.createContainer(pod, `bad-${++counter}`, { mounts: [volume('', 'registry.invalid/never/pulled:1')] }), status.NOT_FOUND, /never\/pulled/);
-    const now = await h.inventory();
+    const now = await h.settledInventory();
     assert.deepEqual([now.mounts, now.containerDirs], [was.mounts, was.containerDirs], 'nothing of a refused container stays');
   });
 

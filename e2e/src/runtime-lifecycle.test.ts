@@ -109,14 +109,14 @@ describe('runtime service through skiff up', () => {
     assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_NOTREADY');
     assert.deepEqual((await listPods({ state: { state: 'SANDBOX_NOTREADY' } })).map((p) => p.id), [pod.id]);
     assert.deepEqual(await listPods({ state: { state: 'SANDBOX_READY' } }), []);
-    const afterStop = await h.inventory();
+    const afterStop = await h.settledInventory();
     assert.deepEqual(afterStop.netns, [], 'the network namespace goes with StopPodSandbox');
     assert.deepEqual(afterStop.ipOwners, {}, 'and so does the address');
 
     await removePod(pod);
     await rejectsWithCode(callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: pod.id }), status.NOT_FOUND);
     assert.deepEqual(await listPods({ id: pod.id }), []);
-    assert.deepEqual(await h.inventory(), emptyInventory(), 'nothing of the pod is left on the machine');
+    assert.deepEqual(await h.settledInventory(), emptyInventory(), 'nothing of the pod is left on the machine');
   });
 
   describe('exit codes and reasons', () => {
@@ -190,7 +190,7 @@ describe('runtime service through skiff up', () => {
       const pod = await h.runPod();
       const again = { config: { ...pod.config, log_directory: join(h.logDir, 'again') } };
       await rejectsWithCode(callUnary(h.runtime, 'RunPodSandbox', again), status.ALREADY_EXISTS, new RegExp(pod.id));
-      assert.deepEqual((await h.inventory()).sandboxDirs, [pod.id]);
+      assert.deepEqual((await h.settledInventory()).sandboxDirs, [pod.id]);
       await removePod(pod);
       const second = await callUnary(h.runtime, 'RunPodSandbox', again, { timeoutMs: 60_000 });
       await removePod({ id: second.pod_sandbox_id, config: again.config });
@@ -204,7 +204,7 @@ describe('runtime service through skiff up', () => {
         // Another attempt number is another name.
         const retry = await h.createContainer(pod, 'twin', { metadata: { name: 'twin', attempt: 1 } });
         assert.notEqual(retry, first);
-        assert.deepEqual((await h.inventory()).containerDirs.sort(), [first, retry].sort());
+        assert.deepEqual((await h.settledInventory()).containerDirs.sort(), [first, retry].sort());
         await callUnary(h.runtime, 'RemoveContainer', { container_id: first });
         const third = await h.createContainer(pod, 'twin');
         assert.notEqual(third, first);
@@ -224,9 +224,9 @@ describe('runtime service through skiff up', () => {
     });
 
     async function expectNoChange(attempt: () => Promise<unknown>, code: status, message: RegExp): Promise<void> {
-      const was = await h.inventory();
+      const was = await h.settledInventory();
       await rejectsWithCode(attempt(), code, message);
-      assert.deepEqual(await h.inventory(), was);
+      assert.deepEqual(await h.settledInventory(), was);
     }
 
     test('unknown image', async () => {

@@ -75,7 +75,7 @@ describe('pod networking through skiff up', () => {
       await removePod(client);
       await removePod(server);
     }
-    assert.deepEqual((await h.inventory()).ipOwners, {}, 'both addresses are released');
+    assert.deepEqual((await h.settledInventory()).ipOwners, {}, 'both addresses are released');
   });
 
   test('a hostPort reaches the pod from the host on 127.0.0.1, and goes with the pod', async () => {
@@ -84,11 +84,11 @@ describe('pod networking through skiff up', () => {
     try {
       await h.runContainer(pod, 'web', { command: httpdCommand(8080, 'through-the-host-port') });
       assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'through-the-host-port\n');
-      assert.deepEqual((await h.inventory()).natRuleOwners, [pod.id], 'the pod owns the port rules');
+      assert.deepEqual((await h.settledInventory()).natRuleOwners, [pod.id], 'the pod owns the port rules');
       await removePod(pod);
       pod = undefined;
       await assert.rejects(fetch(`http://127.0.0.1:${hostPort}/`, { signal: AbortSignal.timeout(2000) }));
-      assert.deepEqual((await h.inventory()).natRuleOwners, [], 'the port rules are removed with the pod');
+      assert.deepEqual((await h.settledInventory()).natRuleOwners, [], 'the port rules are removed with the pod');
     } finally {
       await removePod(pod);
     }
@@ -102,7 +102,7 @@ describe('pod networking through skiff up', () => {
       const inside = await h.exec(id, ['cat', '/proc/net/dev']);
       assert.deepEqual(interfaceNames(inside.stdout), interfaceNames(readFileSync('/proc/net/dev', 'utf8')));
       assert.equal((await h.exec(id, ['hostname'])).stdout, `${hostname()}\n`);
-      const inventory = await h.inventory();
+      const inventory = await h.settledInventory();
       assert.deepEqual([inventory.netns, inventory.ipOwners], [[], {}]);
     } finally {
       await removePod(pod);

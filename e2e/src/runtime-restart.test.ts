@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -179,6 +179,89 @@ describe('runtime-svc killed in the middle of calls', () => {
   });
 });
 
+/** Whether a path exists. */
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Waits until runtime-svc's output says `text`, or fails. */
+async function outputSays(text: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!h.skiff.output().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`runtime-svc never said "${text}"`);
+    await sleep(20);
+  }
+}
+
+/** Where a removed container or sandbox could still be found: the machine, its directory, its image lease. */
+async function leftoversOf(id: string): Promise<string[]> {
+  const places = placesOf(await h.inventory(), id);
+  for (const dir of ['containers', 'sandboxes']) if (await exists(join(h.skiff.root, 'runtime', dir, id))) places.push(`runtime/${dir}`);
+  if (await exists(join(h.skiff.root, 'images', 'leases', `${id}.json`))) places.push('image lease');
+  return places;
+}
+
+/**
+ * A directory in `dir` that cannot be removed (immutable): the cleanup of its owner fails at its
+ * last step, leaving the directory and its record, until `unpin` is called.
+ */
+async function pin(dir: string): Promise<() => Promise<void>> {
+  const pinned = join(dir, 'pinned-by-test');
+  await mkdir(pinned);
+  await writeFile(join(pinned, 'file'), '');
+  await run('chattr', ['+i', pinned]);
+  return async () => void (await run('chattr', ['-i', pinned]));
+}
+
+describe('runtime-svc killed right after a removal answered', () => {
+  test('the restarted runtime-svc finishes the cleanup; removed names are free at once and never listed', async () => {
+    const pod = await h.runPod();
+    const a = await h.runContainer(pod, 'a');
+    const b = await h.runContainer(pod, 'b');
+    const c = await h.createContainer(pod, 'c');
+
+    // RemoveContainer answers while its cleanup cannot finish (held at its last step, the directory's removal).
+    const unpinA = await pin(join(h.skiff.root, 'runtime', 'containers', a));
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: a }, { timeoutMs: 60_000 });
+    assert.ok(!(await listContainers()).some((x) => x.id === a), 'a removed container is not listed');
+    const reused = await h.createContainer(pod, 'a');
+    assert.notEqual(reused, a, 'the name is free at once');
+    await outputSays(`cleaning up after the removal of container ${a} failed`);
+    const record = join(h.skiff.root, 'runtime', 'containers', a, 'container.json');
+    if (await exists(record)) assert.equal((JSON.parse(await readFile(record, 'utf8')) as { phase: string }).phase, 'removing', 'the record says removing');
+    assert.ok(await exists(join(h.skiff.root, 'runtime', 'containers', a)), 'the cleanup is not done when runtime-svc is killed');
+    await unpinA();
+    await killRuntimeService((await h.skiff.servicePid('runtime-svc'))!, false);
+    assert.deepEqual(await leftoversOf(a), [], 'nothing of the removed container is left after the restart');
+    assert.equal((await h.containerStatus(reused)).state, 'CONTAINER_CREATED');
+
+    // RemovePodSandbox of a pod with running and created containers, killed the moment it answers.
+    const pid = (await h.skiff.servicePid('runtime-svc'))!;
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+    process.kill(pid, 'SIGKILL');
+    await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+    await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+    assert.deepEqual(await listPods({ id: pod.id }), []);
+    for (const id of [pod.id, b, c, reused]) assert.deepEqual(await leftoversOf(id), [], `nothing of ${id} is left after the restart`);
+    const again = await callUnary(h.runtime, 'RunPodSandbox', { config: pod.config }, { timeoutMs: 60_000 });
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: again.pod_sandbox_id }, { timeoutMs: 60_000 });
+
+    // The same with the sandbox's own cleanup held: its record, not its containers', is what is left.
+    const last = await h.runPod();
+    const d = await h.runContainer(last, 'd');
+    const unpinPod = await pin(join(h.skiff.root, 'runtime', 'sandboxes', last.id));
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: last.id }, { timeoutMs: 60_000 });
+    assert.deepEqual(await listPods({ id: last.id }), []);
+    await outputSays(`cleaning up after the removal of pod sandbox ${last.id} failed`);
+    await unpinPod();
+    await killRuntimeService((await h.skiff.servicePid('runtime-svc'))!, false);
+    for (const id of [last.id, d]) assert.deepEqual(await leftoversOf(id), [], `nothing of ${id} is left after the restart`);
+  });
+});
+
 /** After the kills: the runtime's answers agree with the machine, and removing everything leaves it clean. */
 async function checkFinalState(running: Set<string>): Promise<void> {
   // Every container: listed with the state runc knows it in; the running ones with a live pid.
@@ -203,7 +286,7 @@ async function checkFinalState(running: Set<string>): Promise<void> {
   const ready = new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.id));
   const live = new Set([...ready, ...containers.filter((c) => c.state !== 'CONTAINER_EXITED').map((c) => c.id)]);
   const listed = new Set([...sandboxes.map((s) => s.id), ...containers.map((c) => c.id)]);
-  const inventory = await h.inventory();
+  const inventory = await h.settledInventory();
   const strays = (ids: Iterable<string>, allowed: Set<string>): string[] => [...ids].filter((id) => !allowed.has(id));
   const unlisted = strays(inventoryIds(inventory), listed).map((id) => `${id} (${placesOf(inventory, id).join(', ')})`);
   assert.deepEqual(unlisted, [], 'ids on the machine the runtime does not list');
@@ -217,5 +300,5 @@ async function checkFinalState(running: Set<string>): Promise<void> {
   // And removing everything through the CRI leaves the machine clean.
   for (const s of sandboxes) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: s.id }, { timeoutMs: 60_000 });
   const empty: RuntimeInventory = { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
-  assert.deepEqual(await h.inventory(), empty);
+  assert.deepEqual(await h.settledInventory(), empty);
 }

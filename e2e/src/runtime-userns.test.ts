@@ -206,7 +206,7 @@ describe('a pod with its own user namespace', () => {
       const made = items.filter((p) => !before.has(p.id));
       t.diagnostic(`${at}: ${returned ? 'the call completed' : 'the call was cut short'}, the pod is ${made.length > 0 ? 'whole' : 'gone'}`);
       if (returned) assert.deepEqual(made.map((p) => p.id), [returned], at);
-      const inventory = await h.inventory();
+      const inventory = await h.settledInventory();
       // Whole: ready, with its namespaces, its address and its pause process.
       for (const p of made) {
         assert.equal(p.state, 'SANDBOX_READY', at);
@@ -217,7 +217,7 @@ describe('a pod with its own user namespace', () => {
       // Gone: nothing on the machine names an id the runtime does not list (namespaces, addresses,
       // nat rules, mounts: id-mapped ones and the user namespace's), and no process is in the namespace.
       const listed = new Set([...before, ...containers.map((c) => c.id)]);
-      const after = await h.inventory();
+      const after = await h.settledInventory();
       const strays = [...inventoryIds(after)].filter((id) => !listed.has(id)).map((id) => `${id} (${placesOf(after, id).join(', ')})`);
       assert.deepEqual(strays, [], at);
       assert.deepEqual(await processesMapping(hostId), [], `${at}: processes left in the pod's user namespace`);

@@ -17,6 +17,10 @@
  *     containerStatus(id, verbose?), waitForExit(id, timeoutMs?), exec(id, cmd, timeoutSeconds?)
  *     podStatus(id), podIp(pod)
  *     inventory(): Promise<RuntimeInventory>      relative to the start (see runtime-inventory.ts)
+ *     settledInventory(): Promise<RuntimeInventory>   the same once nothing of this instance's (mounts,
+ *                                                 namespaces, runc, monitors, cgroups, directories)
+ *                                                 belongs to an id the runtime no longer lists
+ *                                                 (removals answer before their cleanup ends), or after 30 s
  *     restartSkiff(): Promise<void>               `skiff up` stopped and started on the same state
  *     stop(): Promise<void>                       removes every pod, then anything the runtime left
  *   }
@@ -223,6 +227,26 @@ export class RuntimeHarness {
     return subtractBaseline(await takeInventory(this.location), this.baseline);
   }
 
+  /**
+   * The inventory once the cleanups of answered removals are over: nothing on the machine mentions
+   * an id the runtime does not list. Gives up after `timeoutMs` and returns what is there then,
+   * for the caller's assertion to name.
+   */
+  async settledInventory(timeoutMs = 30_000): Promise<RuntimeInventory> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const inventory = await this.inventory();
+      const { items } = await callUnary(this.runtime, 'ListPodSandbox', {}, { timeoutMs: 10_000 });
+      const { containers } = await callUnary(this.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
+      const listed = new Set([...items.map((p) => p.id), ...containers.map((c) => c.id)]);
+      // Addresses and nat rules are left out: host-local's directory and the nat table are shared
+      // with other instances, and a removal releases them before it answers (StopPodSandbox).
+      const own = inventoryIds({ ...inventory, ipOwners: {}, natRuleOwners: [] });
+      if ([...own].every((id) => listed.has(id)) || Date.now() > deadline) return inventory;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   /** Stops `skiff up` (its services end; containers keep running) and starts it again on the same state. */
   async restartSkiff(): Promise<void> {
     this.runtime.close();
@@ -251,6 +275,8 @@ export class RuntimeHarness {
     for (const pod of items) await callUnary(this.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     const { containers } = await callUnary(this.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
     for (const c of containers) await callUnary(this.runtime, 'RemoveContainer', { container_id: c.id }, { timeoutMs: 60_000 });
+    // The sweep below must not race the runtime's own cleanups.
+    await this.settledInventory();
   }
 
   /** Removes by hand whatever the runtime did not: runc containers, monitors, mounts, addresses, cgroups. */

@@ -48,6 +48,8 @@ async function main(): Promise<void> {
   // Containers are conmon's children, not ours: they keep running while the service is down.
   stopOnSignals(log, async () => {
     await listening.close();
+    // Removals already answered finish their cleanup now rather than at the next start.
+    await ctx.cleanups.idle();
     await images.close();
   });
 }

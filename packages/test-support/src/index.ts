@@ -5,3 +5,4 @@ export { podConfig, containerConfig, env, rejectsWith, exists, allocatedIps } fr
 export { uniqueName, uniqueContainerId, removeCgroupEverywhere, cgroupExistsAnywhere, isRoot } from './test-env.js';
 export { mountsUnder, unmountAllUnder, deleteRuncContainers } from './host-cleanup.js';
 export { workspacePath } from './workspace.js';
+export { eventually } from './eventually.js';

@@ -1,7 +1,7 @@
 // CRI RuntimeService.ContainerStatus
 import { promises as fs } from 'node:fs';
 import type { cri } from '@skiff/proto';
-import { refreshContainer } from '../container/container-state.js';
+import { currentContainer } from '../container/container-state.js';
 import { toCriContainerStatus } from '../container/container-view.js';
 import { requireContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
@@ -27,7 +27,7 @@ async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<R
 }
 
 export async function containerStatusCall(ctx: RuntimeContext, request: cri.ContainerStatusRequest__Output): Promise<cri.ContainerStatusResponse> {
-  const rec = await refreshContainer(ctx, requireContainer(ctx, 'ContainerStatus', request.container_id));
+  const rec = await currentContainer(ctx, requireContainer(ctx, 'ContainerStatus', request.container_id));
   const response: cri.ContainerStatusResponse = { status: toCriContainerStatus(rec) };
   if (request.verbose) response.info = await verboseInfo(ctx, rec);
   return response;

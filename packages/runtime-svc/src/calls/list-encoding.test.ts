@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadCri, runtimeServiceDefinition, type cri } from '@skiff/proto';
 import { criContainerContent, toCriContainer } from '../container/container-view.js';
 import type { RuntimeContext } from '../daemon/context.js';
+import { ExitWatchState } from '../events/exit-watch-state.js';
 import { RuntimePaths } from '../daemon/paths.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { criSandboxContent, toCriSandbox } from '../sandbox/sandbox-view.js';
@@ -103,9 +104,10 @@ describe('list responses encoded from cached entries', () => {
     paths = new RuntimePaths(join(dir, 'root'), join(dir, 'run'));
     await fs.mkdir(paths.exitDir, { recursive: true });
     const noop = (): void => undefined;
-    const partial: Pick<RuntimeContext, 'paths' | 'state' | 'records' | 'journald' | 'log' | 'events'> = {
+    const partial: Pick<RuntimeContext, 'paths' | 'state' | 'records' | 'journald' | 'log' | 'events' | 'exitWatch'> = {
       paths,
       state,
+      exitWatch: new ExitWatchState(),
       events: new ContainerEvents(state, 10),
       // Only saveContainer is reached (when a refresh records an exit).
       records: { saveContainer: async (rec: ContainerRecord) => void saved.push(rec.id) } as unknown as RuntimeContext['records'],

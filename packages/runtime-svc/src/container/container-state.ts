@@ -87,6 +87,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   rec.reason = reason;
   if (message) rec.message = message;
   await ctx.records.saveContainer(rec);
+  ctx.exitWatch.exitRecorded(rec.id);
   ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
   endInSandbox(ctx, rec);
   return rec;
@@ -101,4 +102,13 @@ function endInSandbox(ctx: RuntimeContext, rec: ContainerRecord): void {
   if (rec.runtimeHandler === '' || rec.runtimeHandler === 'runc') return;
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   if (handler.kind === 'sandbox') void handler.runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
+}
+
+/**
+ * The container as status calls report it: from memory while the exit watcher vouches for it and
+ * its process is alive (no file read); otherwise brought up to date as refreshContainer does.
+ */
+export async function currentContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<ContainerRecord> {
+  if ((rec.phase === 'created' || rec.phase === 'running') && rec.pid !== undefined && ctx.exitWatch.current(rec.id) && isProcessAlive(rec.pid)) return rec;
+  return refreshContainer(ctx, rec);
 }

@@ -1,4 +1,5 @@
 import type { ContainerEvents } from '../events/container-events.js';
+import type { ExitWatchState } from '../events/exit-watch-state.js';
 import type { CdiRegistry } from '../cdi/cdi-registry.js';
 import type { Logger, SkiffConfig } from '@skiff/common';
 import type { ImageStore } from '@skiff/image-store';
@@ -6,6 +7,7 @@ import type { CniRunner } from '../cni/cni.js';
 import type { NetnsManager } from '../cni/netns.js';
 import type { HostFacts } from '../oci/host-facts.js';
 import type { KeyedMutex } from '../state/keyed-mutex.js';
+import type { PendingCleanups } from '../state/pending-cleanups.js';
 import type { RecordStore } from '../state/record-store.js';
 import type { StateIndex } from '../state/state-index.js';
 import type { CgroupDriver } from '../cgroups/cgroups.js';
@@ -31,10 +33,14 @@ export interface RuntimeContext {
   cdi: CdiRegistry;
   records: RecordStore;
   state: StateIndex;
+  /** Whether the exit watcher vouches for the containers' records in memory. */
+  exitWatch: ExitWatchState;
   /** What GetContainerEvents streams. */
   events: ContainerEvents;
   /** Per sandbox / container id. Take a sandbox's lock before any of its containers'. */
   locks: KeyedMutex;
+  /** Cleanups of removed containers and sandboxes that go on after the removal was answered. */
+  cleanups: PendingCleanups;
   network: NetworkSettings;
   /** Whether journald accepts entries: container output goes there as well as to the CRI log. */
   journald: boolean;

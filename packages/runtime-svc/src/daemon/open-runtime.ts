@@ -1,5 +1,7 @@
 import { watchContainerExits } from '../events/exit-watcher.js';
 import { watchPauseProcesses } from '../events/pause-watcher.js';
+import { PendingCleanups } from '../state/pending-cleanups.js';
+import { ExitWatchState } from '../events/exit-watch-state.js';
 import { ContainerEvents } from '../events/container-events.js';
 import { CdiRegistry } from '../cdi/cdi-registry.js';
 import { promises as fs, readFileSync } from 'node:fs';
@@ -72,6 +74,8 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     state,
     events: new ContainerEvents(state, runtime.event_backlog),
     locks: new KeyedMutex(),
+    cleanups: new PendingCleanups(o.log),
+    exitWatch: new ExitWatchState(),
     network: await NetworkSettings.load(paths.runtimeConfigFile),
     journald,
     runtimeVersion: packageVersion(),

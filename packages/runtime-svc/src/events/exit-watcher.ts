@@ -13,9 +13,14 @@ export function watchContainerExits(ctx: RuntimeContext): FSWatcher {
     if (!name) return;
     const rec = ctx.state.containers.get(name.toString());
     if (!rec || (rec.phase !== 'created' && rec.phase !== 'running')) return;
+    ctx.exitWatch.exitSeen(rec.id);
     refreshContainer(ctx, rec).catch((err: unknown) => ctx.log.warn({ container: rec.id, err: errorMessage(err) }, 'recording an exit failed; the next status call retries'));
   });
-  watcher.on('error', (err) => ctx.log.error({ err: errorMessage(err) }, 'watching exit files failed; exits are seen at the next call'));
+  ctx.exitWatch.watching = true;
+  watcher.on('error', (err) => {
+    ctx.exitWatch.watching = false;
+    ctx.log.error({ err: errorMessage(err) }, 'watching exit files failed; exits are seen at the next call');
+  });
   watcher.unref();
   return watcher;
 }

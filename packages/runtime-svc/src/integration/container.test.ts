@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import type { ImageRecord } from '@skiff/image-store';
-import { containerConfig, env, exists, podConfig, rejectsWith, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
+import { containerConfig, env, eventually, exists, podConfig, rejectsWith, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
 import { callUnary, type cri } from '@skiff/proto';
 import { journalMessage, readJournal } from '../journal/journald.js';
 import { mountPoints } from '../mounts/mountinfo.js';
@@ -156,10 +156,12 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
     assert.deepEqual(JSON.parse(await fs.readFile(lease, 'utf8')).chainIds, image.layers.map((l) => l.chainId), 'the container holds a lease on its layers');
     await callUnary(d.client, 'RemoveContainer', { container_id: id });
     await callUnary(d.client, 'RemoveContainer', { container_id: id });
+    // Answered once removed; the cleanup follows.
+    await rejectsWith(callUnary(d.client, 'ContainerStatus', { container_id: id }), status.NOT_FOUND);
+    assert.ok(!(await callUnary(d.client, 'ListContainers', {})).containers.some((c) => c.id === id), 'a removed container is not listed');
+    await eventually('the removed container cleaned up', async () => !(await exists(join(d.root, 'runtime', 'containers', id))) && !(await exists(lease)));
     assert.equal(await exists(lease), false, 'removal releases the lease');
     assert.equal((await mountPoints()).has(rootfs), false);
-    assert.equal(await exists(join(d.root, 'runtime', 'containers', id)), false);
-    await rejectsWith(callUnary(d.client, 'ContainerStatus', { container_id: id }), status.NOT_FOUND);
   });
 
   it('applies Kubernetes command rules and resolves the user from the image', async () => {
@@ -302,6 +304,6 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
     );
     await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: pod });
     await rejectsWith(callUnary(d.client, 'ContainerStatus', { container_id: id }), status.NOT_FOUND);
-    assert.equal(await exists(join(d.root, 'runtime', 'containers', id)), false);
+    await eventually('the removed pod cleaned up', async () => !(await exists(join(d.root, 'runtime', 'containers', id))) && !(await exists(join(d.root, 'runtime', 'sandboxes', pod))));
   });
 });

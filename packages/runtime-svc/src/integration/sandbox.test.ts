@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { allocatedIps, exists, podConfig, rejectsWith, TestDaemon, cgroupExistsAnywhere, isRoot } from '@skiff/test-support';
+import { allocatedIps, eventually, exists, podConfig, rejectsWith, TestDaemon, cgroupExistsAnywhere, isRoot } from '@skiff/test-support';
 import { runCommand } from '@skiff/common';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
@@ -89,12 +89,11 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     assert.equal((await mountPoints()).has(join(dir, 'shm')), false);
 
     await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
-    await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
-    assert.equal(await exists(dir), false);
-    assert.equal(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`), false);
     await rejectsWith(callUnary(d.client, 'PodSandboxStatus', { pod_sandbox_id: id }), status.NOT_FOUND, new RegExp(id));
-    // The name is free again.
+    assert.ok(!(await callUnary(d.client, 'ListPodSandbox', {})).items.some((p) => p.id === id), 'a removed sandbox is not listed');
+    // The name is free again at once, while the removed sandbox's cleanup may still run.
     const again = await callUnary(d.client, 'RunPodSandbox', { config });
+    await eventually('the removed sandbox cleaned up', async () => !(await exists(dir)) && !(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`)));
     await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: again.pod_sandbox_id });
   });
 
@@ -168,7 +167,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     } finally {
       for (const id of [a, b]) await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
     }
-    for (const id of [a, b]) assert.equal(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`), false);
+    for (const id of [a, b]) await eventually(`the cgroup of ${id} removed`, async () => !(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`)));
   });
 
   it('runs a host-network pod without a namespace or address of its own, under a named handler', async () => {
@@ -194,6 +193,8 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config: { metadata: { name: 'x' } } }), status.INVALID_ARGUMENT, /metadata\.namespace/);
     // The "broken" handler's runtime fails at create: after the network was attached and /dev/shm mounted.
     const config = podConfig(logs);
+    // Earlier removals' cleanups are done: what is left below is this failure's.
+    await eventually('earlier removals cleaned up', async () => (await fs.readdir(join(d.root, 'runtime', 'sandboxes'))).length === 0);
     await rejectsWith(callUnary(d.client, 'RunPodSandbox', { config, runtime_handler: 'broken' }), status.INTERNAL);
     assert.deepEqual(await fs.readdir(join(d.root, 'runtime', 'sandboxes')), []);
     assert.deepEqual(await allocatedIps(d.ipamDir), [], 'the address was released');

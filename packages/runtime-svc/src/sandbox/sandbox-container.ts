@@ -97,7 +97,10 @@ export async function runSandboxContainer(ctx: RuntimeContext, rec: SandboxRecor
 /** Stops the pause process: SIGTERM, SIGKILL after `graceMs`. Nothing to do when it has exited. */
 export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord, graceMs: number): Promise<void> {
   const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
-  if (rec.pid === undefined || !(await runc.stateIfExists(rec.id))) return;
+  if (rec.pid === undefined) return;
+  // A pause without a monitor whose process has ended needs no runc call to know it.
+  if (rec.conmonPid === undefined && !(await pauseProcessRunning(rec))) return;
+  if (!(await runc.stateIfExists(rec.id))) return;
   if (rec.conmonPid !== undefined) {
     await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs });
     return;

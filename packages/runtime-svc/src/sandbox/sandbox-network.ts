@@ -58,7 +58,7 @@ export async function detachSandboxNetwork(ctx: RuntimeContext, rec: SandboxReco
   // A namespace file with nothing mounted on it (after a reboot) makes plugins fail; an empty
   // CNI_NETNS tells them to release what they hold outside the namespace (addresses, rules).
   const netns = (await ctx.netns.exists(rec.id)) ? rec.netnsPath : '';
-  await ctx.cni.del(rec.network, podAttachment(ctx, rec, netns));
-  if (netns) await ctx.cni.del(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' });
-  else await ctx.cni.forget(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' });
+  // The two attachments are independent: they are released at the same time.
+  const loopback = { containerId: rec.id, netns, ifName: 'lo' };
+  await allSettledOrThrow([ctx.cni.del(rec.network, podAttachment(ctx, rec, netns)), netns ? ctx.cni.del(LOOPBACK_NETWORK, loopback) : ctx.cni.forget(LOOPBACK_NETWORK, loopback)]);
 }

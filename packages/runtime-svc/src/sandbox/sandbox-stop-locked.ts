@@ -10,40 +10,62 @@ import { detachSandboxNetwork } from './sandbox-network.js';
 /** How long catatonit gets to exit on SIGTERM before it is killed. */
 const SANDBOX_STOP_GRACE_MS = 10_000;
 
-/**
- * The part of stopping that concerns the sandbox itself: catatonit, the network, the namespaces
- * and /dev/shm. Each step tolerates its object being gone, so it can run again after a failure.
- */
-async function releaseSandboxRuntime(ctx: RuntimeContext, rec: SandboxRecord, timer: StepTimer): Promise<void> {
-  await stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS);
-  timer.mark('stop pause');
-  await detachSandboxNetwork(ctx, rec);
-  timer.mark('CNI DEL');
-  await ctx.netns.remove(rec.id);
-  timer.mark('netns');
-  // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
-  rec.netnsPath = undefined;
-  const paths = ctx.paths.sandbox(rec.id);
-  await unmountIfMounted(paths.shm);
-  // Its last holder once the pause and the network namespace are gone.
-  await unmountIfMounted(paths.userns);
-  timer.mark('shm and user namespace');
-}
-
-/** StopPodSandbox with the sandbox's lock held: every container killed, then the sandbox's own resources. */
-export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
-  const timer = new StepTimer(ctx.log, 'sandbox stop', { sandbox: rec.id });
-  // Each container's stop waits for its exit and its last log lines: all at once, not one by one.
-  await allSettledOrThrow(
+/** Every container of the sandbox killed, each waiting for its exit and its last log lines: all at once. */
+function stopContainers(ctx: RuntimeContext, rec: SandboxRecord): Promise<unknown> {
+  return allSettledOrThrow(
     ctx.state.containersOf(rec.id).map((container) =>
       ctx.locks.run(container.id, async () => {
         if (ctx.state.containers.get(container.id) === container) await stopContainerLocked(ctx, container, 0);
       }),
     ),
   );
-  timer.mark('containers');
+}
+
+/**
+ * The namespaces and /dev/shm, once the network is detached and the pause process is gone. The
+ * mounts are only the runtime's references (a namespace lives while anything holds it), so they
+ * go at the same time.
+ */
+async function releaseNamespaces(ctx: RuntimeContext, rec: SandboxRecord, timer: StepTimer): Promise<void> {
+  const paths = ctx.paths.sandbox(rec.id);
+  await allSettledOrThrow([ctx.netns.remove(rec.id), unmountIfMounted(paths.shm), unmountIfMounted(paths.userns)]);
+  // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
+  rec.netnsPath = undefined;
+  timer.mark('netns, shm and user namespace');
+}
+
+/**
+ * StopPodSandbox with the sandbox's lock held: every container killed, the pause process stopped
+ * and the network detached, then the namespaces released. Each step tolerates its object being
+ * gone, so it can run again after a failure. A sandbox already stopped has released all of it.
+ */
+export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  const timer = new StepTimer(ctx.log, 'sandbox stop', { sandbox: rec.id });
   const wasStopped = rec.phase === 'stopped';
-  await releaseSandboxRuntime(ctx, rec, timer);
+  if (wasStopped) {
+    await stopContainers(ctx, rec);
+    timer.mark('containers');
+  } else if (ctx.handlers.forExisting(rec.runtimeHandler).kind === 'sandbox') {
+    // A gVisor sandbox is the pause: its containers are stopped through it, so before it.
+    await stopContainers(ctx, rec);
+    timer.mark('containers');
+    await stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS);
+    timer.mark('stop pause');
+    await detachSandboxNetwork(ctx, rec);
+    timer.mark('CNI DEL');
+    await releaseNamespaces(ctx, rec, timer);
+  } else {
+    // The containers are killed at once (no grace period), so nothing in the pod needs its
+    // network or its pause process any longer: all three go at the same time. The network
+    // namespace stays mounted (CNI DEL reads it) until all are done.
+    await allSettledOrThrow([
+      timer.time('containers', stopContainers(ctx, rec)),
+      timer.time('stop pause', stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS)),
+      timer.time('CNI DEL', detachSandboxNetwork(ctx, rec)),
+    ]);
+    timer.mark('containers, pause and CNI DEL');
+    await releaseNamespaces(ctx, rec, timer);
+  }
   rec.phase = 'stopped';
   rec.ips = [];
   await ctx.records.saveSandbox(rec);
