@@ -11,7 +11,7 @@
  *     as any client does and, beside it, left as bytes (server + transport alone);
  *   - pod start with a user namespace of its own beside the same pod without one;
  *   - pod start and memory per running pod under gVisor (handler "runsc") beside runc, when
- *     runsc is installed: memory as the growth of the PSS of every process on the machine.
+ *     runsc is installed: memory as the PSS of the pods' own processes and their monitors.
  *
  *   node bench/dist/pod-start.js [--pods N] [--list M]
  */
@@ -165,11 +165,20 @@ function latencyRows(samples: number[]): [string, string][] {
   ];
 }
 
-/** The PSS of every process on the machine: what running pods cost, whoever holds the memory. */
-async function machinePss(): Promise<number> {
+/**
+ * The PSS of every process running pods: those in the pods' cgroups (pause processes, containers,
+ * gVisor's sandbox and gofer processes), this instance's conmons and their children outside the
+ * pods' cgroups (the holders of containers in a gVisor sandbox).
+ */
+async function podProcessesPss(h: RuntimeHarness): Promise<number> {
+  const conmons = new Set((await listConmonProcesses(h.skiff.runDir)).map((c) => c.pid));
   let total = 0;
   for (const entry of await readdir('/proc')) {
-    if (/^\d+$/.test(entry)) total += await pssBytes(Number(entry)).catch(() => 0);
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const [cgroup, stat] = await Promise.all([readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')]);
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (cgroup.includes(`${h.cgroupParent}/`) || conmons.has(pid) || conmons.has(ppid)) total += await pssBytes(pid).catch(() => 0);
   }
   return total;
 }
@@ -192,11 +201,11 @@ async function isolationLevels(h: RuntimeHarness): Promise<IsolationFigures> {
   }
   const perPod = { runsc: 0, runc: 0 };
   for (const handler of ['runsc', 'runc'] as const) {
-    const before = await machinePss();
+    const before = await podProcessesPss(h);
     const running: Pod[] = [];
     for (let i = 0; i < RUNSC_MEMORY_PODS; i++) running.push((await startPod(h, undefined, handler === 'runc' ? '' : handler)).pod);
     await new Promise((r) => setTimeout(r, 1000));
-    perPod[handler] = ((await machinePss()) - before) / RUNSC_MEMORY_PODS;
+    perPod[handler] = ((await podProcessesPss(h)) - before) / RUNSC_MEMORY_PODS;
     for (const pod of running) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
   }
   return { starts, perPod };
@@ -359,7 +368,7 @@ async function main(): Promise<void> {
         stepRow('  steps runsc (median)', isolation.starts.runsc),
         stepRow('  steps runc (median)', isolation.starts.runc),
         ['  floor: runc run -d + CNI ADD by hand', ms(median(runcTimes) + median(cniTimes))],
-        ['PSS of the whole machine per running pod, runsc / runc', `${mib(isolation.perPod.runsc)} / ${mib(isolation.perPod.runc)}`],
+        ['PSS per running pod (its processes, conmons and holders), runsc / runc', `${mib(isolation.perPod.runsc)} / ${mib(isolation.perPod.runc)}`],
       ]);
     } else {
       process.stdout.write('\n(runsc is not installed: no gVisor figures)\n');
