@@ -16,6 +16,9 @@ describe('exit notifier', () => {
       (message) => assert.fail(message),
     );
     const sleeper = spawn('sleep', ['100'], { stdio: 'ignore' });
+    // The notifier's helper does not hold the event loop open (it must not keep runtime-svc
+    // from exiting); once the sleeper is reaped, this keeps the test waiting for its report.
+    const keepAlive = setInterval(() => undefined, 1000);
     try {
       const startTime = readProcStat(sleeper.pid!)!.startTime;
       const next = (): Promise<void> => new Promise((resolve) => (heard = resolve));
@@ -32,6 +35,7 @@ describe('exit notifier', () => {
       await heardOne;
       assert.deepEqual(exited, ['recycled', 'sleeper']);
     } finally {
+      clearInterval(keepAlive);
       sleeper.kill('SIGKILL');
       notifier.close();
     }
