@@ -217,6 +217,8 @@ describe('recursive read-only mounts', () => {
     assert.ok(mine().length >= 2, 'the staged copy and its submount are mounted');
     await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 });
     await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+    // RemoveContainer answers once the removal is recorded; the mounts go with the cleanup after it.
+    await h.settledInventory();
     assert.deepEqual(mine(), []);
   });
 
