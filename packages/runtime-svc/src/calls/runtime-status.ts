@@ -3,6 +3,7 @@ import { errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { loadDefaultNetwork } from '../cni/config.js';
 import type { RuntimeContext } from '../daemon/context.js';
+import { featuresOf } from '../daemon/runtime-handlers.js';
 
 /** NetworkReady follows the CNI configuration directory: ready once it holds a usable network. */
 async function networkCondition(ctx: RuntimeContext): Promise<cri.RuntimeCondition & { file?: string }> {
@@ -27,7 +28,7 @@ export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.Status
     status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, network] },
     runtime_handlers: ctx.handlers.entries().map(([name, h]) => ({
       name,
-      features: { recursive_read_only_mounts: h.features.recursiveReadOnlyMounts, user_namespaces: h.features.userNamespaces },
+      features: { recursive_read_only_mounts: featuresOf(h.kind).recursiveReadOnlyMounts, user_namespaces: featuresOf(h.kind).userNamespaces },
     })),
     features: { supplemental_groups_policy: true, user_namespaces_host_network: false, mount_options: true },
   };

@@ -6,6 +6,7 @@ import type { ContainerRecord } from '../state/records.js';
 import { flushContainerLog } from '../logs/logs-client.js';
 import { isRunningState, readProcess } from '../process/processes.js';
 import { sandboxOomKilled } from '../stats/sandbox-oom.js';
+import { sandboxHandler } from '../daemon/runtime-handlers.js';
 import { fileMtimeNanos, nowNanos } from '../util/time.js';
 
 /** Longest time an exit stays unreported while logs-svc catches up with the container's output. */
@@ -99,9 +100,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
  * sandbox. An exit, once recorded, is made true.
  */
 function endInSandbox(ctx: RuntimeContext, rec: ContainerRecord): void {
-  if (rec.runtimeHandler === '' || rec.runtimeHandler === 'runc') return;
-  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  if (handler.kind === 'sandbox') void handler.runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
+  void sandboxHandler(ctx.handlers, rec.runtimeHandler)?.runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
 }
 
 /**

@@ -16,14 +16,13 @@ export interface RuntimeHandler {
   name: string;
   kind: RuntimeHandlerKind;
   runc: Runc;
-  features: HandlerFeatures;
 }
 
 /**
  * runsc's own kernel implements neither id-mapped mounts nor mount_setattr, so a sandbox-kind
  * handler offers neither user namespaces nor recursive read-only mounts.
  */
-function featuresOf(kind: RuntimeHandlerKind): HandlerFeatures {
+export function featuresOf(kind: RuntimeHandlerKind): HandlerFeatures {
   return kind === 'oci' ? { userNamespaces: true, recursiveReadOnlyMounts: true } : { userNamespaces: false, recursiveReadOnlyMounts: false };
 }
 
@@ -37,12 +36,12 @@ export class RuntimeHandlers {
     private readonly paths: RuntimePaths,
     private readonly systemdCgroup: boolean,
   ) {
-    this.default = { name: '', kind: 'oci', runc: new Runc({ binary: config.runc, root: paths.runcRoot(''), systemdCgroup }), features: featuresOf('oci') };
+    this.default = { name: '', kind: 'oci', runc: new Runc({ binary: config.runc, root: paths.runcRoot(''), systemdCgroup }) };
     this.byName.set('', this.default);
     this.byName.set('runc', this.default);
     for (const h of config.handlers) {
       const runc = new Runc({ binary: h.runtime_path, root: h.runtime_root || paths.runcRoot(h.name), systemdCgroup, extraArgs: h.runtime_args });
-      this.byName.set(h.name, { name: h.name, kind: h.kind, runc, features: featuresOf(h.kind) });
+      this.byName.set(h.name, { name: h.name, kind: h.kind, runc });
     }
   }
 
@@ -80,7 +79,6 @@ export class RuntimeHandlers {
         name,
         kind: 'oci',
         runc: new Runc({ binary: this.config.runc, root: this.paths.runcRoot(name), systemdCgroup: this.systemdCgroup }),
-        features: featuresOf('oci'),
       }
     );
   }
@@ -90,4 +88,11 @@ export class RuntimeHandlers {
 export function runtimeForConmon(handler: RuntimeHandler): RuntimeBinary {
   const binary = handler.runc.binaryForConmon;
   return handler.kind === 'sandbox' ? { ...binary, launcher: SANDBOX_RUNTIME_LAUNCHER } : binary;
+}
+
+/** The handler `name` names when it is a sandbox-kind one (runsc); the default ("", "runc") never is. */
+export function sandboxHandler(handlers: RuntimeHandlers, name: string): RuntimeHandler | undefined {
+  if (name === '' || name === 'runc') return undefined;
+  const handler = handlers.forExisting(name);
+  return handler.kind === 'sandbox' ? handler : undefined;
 }

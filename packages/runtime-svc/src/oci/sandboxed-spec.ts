@@ -2,12 +2,12 @@ import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
-import type { RuntimeHandler } from '../daemon/runtime-handlers.js';
+import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */
-function missingFeature(handler: RuntimeHandler, feature: keyof RuntimeHandler['features'], what: string): StatusError | undefined {
-  if (handler.features[feature]) return undefined;
+function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures, what: string): StatusError | undefined {
+  if (featuresOf(handler.kind)[feature]) return undefined;
   const name = handler.name || 'runc';
   return new StatusError(status.INVALID_ARGUMENT, `runtime handler "${name}" does not support ${what}; run the pod with a handler that does (see Status runtime_handlers)`);
 }

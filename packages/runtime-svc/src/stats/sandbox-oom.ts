@@ -1,4 +1,5 @@
 import type { RuntimeContext } from '../daemon/context.js';
+import { sandboxHandler } from '../daemon/runtime-handlers.js';
 import type { ContainerRecord } from '../state/records.js';
 import { cgroupMounts } from '../cgroups/cgroups.js';
 import { readCgroupDetail } from './cgroup-detail.js';
@@ -22,8 +23,7 @@ export function cgroupDirOf(cgroupsPath: string): string {
  * the pod's cgroup as a whole, and going over it ends the whole sandbox.
  */
 export async function sandboxOomKilled(ctx: RuntimeContext, rec: ContainerRecord): Promise<boolean> {
-  // The default handler is always runc.
-  if (rec.runtimeHandler === '' || rec.runtimeHandler === 'runc' || ctx.handlers.forExisting(rec.runtimeHandler).kind !== 'sandbox') return false;
+  if (!sandboxHandler(ctx.handlers, rec.runtimeHandler)) return false;
   const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
   if (!sandbox) return false;
   const dir = cgroupDirOf(sandbox.cgroupsPath);
