@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { readProcStat } from '@skiff/common/core';
+import { killSandboxedExec, readProcStat } from '@skiff/common/core';
+import type { RuntimeBinary } from './exec-binaries.js';
 
 /**
  * SIGKILLs the process an exec started (`pid`, from runc's pid file or conmon's message), with
@@ -21,4 +22,12 @@ export function killExecProcess(pid: number, parent: ChildProcess): boolean {
   } catch {
     return false; // ended meanwhile
   }
+}
+
+/**
+ * A command run through a sandbox-kind runtime's launcher (runsc) runs in the sandbox, out of reach
+ * of a host signal: it is killed there, through the pid the launcher noted beside `pidFile`.
+ */
+export function killInSandbox(runtime: RuntimeBinary, containerId: string, pidFile: string): void {
+  if (runtime.launcher) void killSandboxedExec(runtime, containerId, pidFile).catch(() => undefined);
 }

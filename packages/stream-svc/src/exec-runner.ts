@@ -3,8 +3,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger, ExecStreamRequest } from '@skiff/common/core';
 import type { ExecBinaries } from './exec-binaries.js';
-import { killExecProcess } from './exec-process.js';
-import { killSandboxedExec } from '@skiff/common/core';
+import { killExecProcess, killInSandbox } from './exec-process.js';
 import { runExecWithTerminal } from './exec-tty-runner.js';
 import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession } from './session.js';
@@ -57,7 +56,7 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
     clientGone = true;
     flow.resumeAll();
     void stopExec(pidFile, child, log);
-    if (runtime.launcher) void killSandboxedExec(runtime, request.containerId, pidFile).catch(() => undefined);
+    killInSandbox(runtime, request.containerId, pidFile);
   });
 
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {

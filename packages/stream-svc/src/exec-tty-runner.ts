@@ -6,8 +6,7 @@ import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
 import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
 import type { ExecBinaries } from './exec-binaries.js';
-import { killExecProcess } from './exec-process.js';
-import { killSandboxedExec } from '@skiff/common/core';
+import { killExecProcess, killInSandbox } from './exec-process.js';
 import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession, TerminalSize } from './session.js';
 
@@ -57,13 +56,8 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     relay?.close();
     if (execPid !== undefined && conmon) killExecProcess(execPid, conmon.child);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
-    if (execPid !== undefined) killInsideSandbox();
+    if (execPid !== undefined) killInSandbox(binaries.runtime, request.containerId, pidFile);
   });
-  // A command run through a sandbox-kind runtime's launcher is out of reach of a host signal.
-  const killInsideSandbox = (): void => {
-    const { runtime } = binaries;
-    if (runtime.launcher) void killSandboxedExec(runtime, request.containerId, pidFile).catch(() => undefined);
-  };
 
   try {
     conmon = spawnExecConmon({
@@ -117,7 +111,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     execPid = pidMessage.data;
     if (clientGone) {
       killExecProcess(execPid, conmon.child);
-      killInsideSandbox();
+      killInSandbox(binaries.runtime, request.containerId, pidFile);
     }
     const exitMessage = await conmon.messages.next();
     await Promise.race([relay.ended, outputEnded([relay.output], DRAIN_MS)]);
