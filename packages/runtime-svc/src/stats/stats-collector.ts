@@ -10,6 +10,7 @@ import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
 import { readSandboxedSample } from './sandboxed-stats.js';
+import { sandboxHandler } from '../daemon/runtime-handlers.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
   return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
@@ -94,9 +95,9 @@ export class StatsCollector {
 
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
-    const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
-    if ((rec.phase === 'running' || rec.phase === 'created') && handler.kind === 'sandbox') {
-      const [sample, layer] = await Promise.all([readSandboxedSample(handler.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
+    const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
+    if ((rec.phase === 'running' || rec.phase === 'created') && sandboxed) {
+      const [sample, layer] = await Promise.all([readSandboxedSample(sandboxed.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
       return { sample, detail: {}, layer };
     }
     const cgroup = await this.containerCgroup(rec);
@@ -135,8 +136,8 @@ export class StatsCollector {
   }
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
-    const handler = this.ctx.handlers.forExisting(rec.runtimeHandler);
-    if (handler.kind === 'sandbox') return rec.phase === 'running' || rec.phase === 'created' ? readSandboxedSample(handler.runc, rec.id) : {};
+    const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
+    if (sandboxed) return rec.phase === 'running' || rec.phase === 'created' ? readSandboxedSample(sandboxed.runc, rec.id) : {};
     const dirs = await this.containerDirs(rec);
     return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
