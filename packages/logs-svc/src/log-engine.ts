@@ -8,6 +8,7 @@ import { ContainerLog } from './container-log.js';
 import { formatRecords, formatTimestamp } from './cri-format.js';
 import type { JournalEvent, TrustedSender } from './journal-entry.js';
 import { JournalReader } from './journal-reader.js';
+import { JournalWakeup } from './journal-wakeup.js';
 import { loadState, saveState, type LogsState } from './state-file.js';
 
 /**
@@ -41,6 +42,8 @@ export interface EngineOptions {
   sender: TrustedSender;
   /** The logger(1) that sends barriers; /usr/bin/logger by default. */
   logger?: string;
+  /** Wakes the journal reader while a barrier is awaited; the journal directories of this machine by default. */
+  wakeup?: JournalWakeup;
 }
 
 /** At most one warning about dropped untrusted entries per this period: a flood must not flood our log. */
@@ -59,6 +62,7 @@ export class LogEngine {
   /** Serialises the changes to the tracked set with the writing of batches. */
   private readonly lock = new Mutex();
   private readonly barriers = new Map<string, Barrier>();
+  private readonly wakeup: JournalWakeup;
   private reader: JournalReader | undefined;
   private state!: LogsState;
   private stopped = false;
@@ -73,7 +77,9 @@ export class LogEngine {
   private lastUntrusted: string | undefined;
   private lastUntrustedWarning = 0;
 
-  private constructor(private readonly options: EngineOptions) {}
+  private constructor(private readonly options: EngineOptions) {
+    this.wakeup = options.wakeup ?? new JournalWakeup();
+  }
 
   private get stateFile(): string {
     return join(this.options.stateDir, 'state.json');
@@ -214,7 +220,9 @@ export class LogEngine {
     });
     try {
       await sending.sent;
-      await Promise.race([done, expired]);
+      const outcome = Promise.race([done, expired]);
+      void this.wakeup.wakeUntil(outcome);
+      await outcome;
     } finally {
       clearTimeout(timer);
       this.barriers.delete(nonce);

@@ -30,9 +30,33 @@ export async function readExitCode(exitDir: string, id: string): Promise<number 
   return code;
 }
 
-/** Waits for the exit file; resolves undefined if it has not appeared within timeoutMs. */
-export function waitForExitCode(exitDir: string, id: string, timeoutMs: number, pollMs = 50): Promise<number | undefined> {
-  return pollUntil(() => readExitCode(exitDir, id), timeoutMs, pollMs);
+/** `woken` resolves when an exit file for `id` may have appeared, or after `withinMs` at the latest. */
+export interface ExitFileWait {
+  woken: Promise<void>;
+  cancel(): void;
+}
+export type ExitFileSignal = (id: string, withinMs: number) => ExitFileWait;
+
+/**
+ * Waits for the exit file; resolves undefined if it has not appeared within timeoutMs. The file is
+ * looked for every `pollMs`, and at once whenever `appeared` (the exit watcher) says it may be there.
+ */
+export async function waitForExitCode(exitDir: string, id: string, timeoutMs: number, appeared?: ExitFileSignal, pollMs = 50): Promise<number | undefined> {
+  if (!appeared) return pollUntil(() => readExitCode(exitDir, id), timeoutMs, pollMs);
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    // Listening before the read: a file that appears in between still wakes the wait.
+    const wait = appeared(id, Math.min(pollMs, Math.max(1, deadline - performance.now())));
+    const code = await readExitCode(exitDir, id).catch((err: unknown) => {
+      wait.cancel();
+      throw err;
+    });
+    if (code !== undefined || performance.now() >= deadline) {
+      wait.cancel();
+      return code;
+    }
+    await wait.woken;
+  }
 }
 
 export async function removeExitFile(exitDir: string, id: string): Promise<void> {

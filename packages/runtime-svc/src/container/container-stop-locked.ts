@@ -22,7 +22,7 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   const timeoutMs = neverRan ? 0 : Math.max(0, timeoutSeconds) * 1000;
   // runsc cannot signal a container it has not started: its holder's end is the container's.
   if (neverRan && handler.kind === 'sandbox') await killHolder(rec.id, ctx.paths.container(rec.id).pidFile);
-  await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal });
+  await stopContainer(handler.runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs, signal: rec.stopSignal, exitFileAppeared: ctx.exitWatch.nextExitFile });
   timer.mark('signal and wait for exit');
   await refreshContainer(ctx, rec, { neverRan });
   timer.mark('refresh after exit');

@@ -11,6 +11,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 export function watchContainerExits(ctx: RuntimeContext): FSWatcher {
   const watcher = watch(ctx.paths.exitDir, (_event, name) => {
     if (!name) return;
+    ctx.exitWatch.exitFileAppeared(name.toString());
     const rec = ctx.state.containers.get(name.toString());
     if (!rec || (rec.phase !== 'created' && rec.phase !== 'running')) return;
     ctx.exitWatch.exitSeen(rec.id);

@@ -1,5 +1,5 @@
 import { pollUntil } from '@skiff/common';
-import { waitForExitCode } from '../conmon/exit-file.js';
+import { waitForExitCode, type ExitFileSignal } from '../conmon/exit-file.js';
 import { RuncError, type Runc } from './runc.js';
 
 export interface StopOptions {
@@ -11,6 +11,8 @@ export interface StopOptions {
   signal?: NodeJS.Signals | number;
   /** How long to wait for the exit file after SIGKILL before giving up. */
   killWaitMs?: number;
+  /** Wakes the wait for the exit file as it appears (the exit watcher); polled otherwise. */
+  exitFileAppeared?: ExitFileSignal;
 }
 
 /** A pause process reads /proc only: polling it often costs little and ends a pod's stop sooner. */
@@ -54,7 +56,7 @@ async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, opti
 /** Stops a conmon-monitored container. Resolves with the exit code conmon recorded. */
 export async function stopContainer(runc: Runc, id: string, options: StopOptions): Promise<number> {
   let code: number | undefined;
-  await signalUntilExited(runc, id, async (withinMs) => (code = await waitForExitCode(options.exitDir, id, withinMs)) !== undefined, options);
+  await signalUntilExited(runc, id, async (withinMs) => (code = await waitForExitCode(options.exitDir, id, withinMs, options.exitFileAppeared)) !== undefined, options);
   return code!;
 }
 

@@ -102,7 +102,7 @@ export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxReco
   if (rec.conmonPid === undefined && !(await pauseProcessRunning(rec))) return;
   if (!(await runc.stateIfExists(rec.id))) return;
   if (rec.conmonPid !== undefined) {
-    await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs });
+    await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs, exitFileAppeared: ctx.exitWatch.nextExitFile });
     return;
   }
   await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs });

@@ -1,0 +1,58 @@
+import { readdir, readFile, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Where journald keeps its files: volatile and persistent storage, one directory per machine id. */
+export const JOURNAL_ROOTS = ['/run/log/journal', '/var/log/journal'];
+
+/** Gaps between wake-ups while a barrier is awaited, in ms: journald may take a moment to write it. */
+const WAKE_GAPS_MS = [0, 1, 2, 4, 8, 16, 32, 64, 128];
+
+/**
+ * Wakes `journalctl --follow` early. journald writes entries through mmap, which inotify does not
+ * see, and tells followers of new entries only by a change it schedules about 250-500 ms later;
+ * `journalctl -f` waits on inotify alone. Any inotify event in a journal directory makes it read
+ * what is there, so touching the directories reaches a barrier in milliseconds instead.
+ */
+export class JournalWakeup {
+  private dirs: string[] | undefined;
+
+  constructor(private readonly roots: string[] = JOURNAL_ROOTS, private readonly machineIdFile = '/etc/machine-id') {}
+
+  /** The journal directories of this machine that exist (every machine's, without a machine id). */
+  async directories(): Promise<string[]> {
+    if (this.dirs?.length) return this.dirs;
+    const id = (await readFile(this.machineIdFile, 'utf8').catch(() => '')).trim();
+    const found: string[] = [];
+    for (const root of this.roots) {
+      const names = await readdir(root, { withFileTypes: true }).catch(() => []);
+      for (const entry of names) if (entry.isDirectory() && (!id || entry.name === id)) found.push(join(root, entry.name));
+    }
+    this.dirs = found;
+    return found;
+  }
+
+  /** Touches each journal directory once; a directory gone is looked for again next time. */
+  async wake(): Promise<void> {
+    const now = new Date();
+    for (const dir of await this.directories()) {
+      await utimes(dir, now, now).catch(() => {
+        this.dirs = undefined;
+      });
+    }
+  }
+
+  /** Wakes the followers again and again, ever less often, until `settled` is done. */
+  async wakeUntil(settled: Promise<unknown>): Promise<void> {
+    let done = false;
+    void settled.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    for (const gap of WAKE_GAPS_MS) {
+      if (gap > 0) await sleep(gap);
+      if (done) return;
+      await this.wake();
+    }
+  }
+}
