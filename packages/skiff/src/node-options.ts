@@ -1,4 +1,4 @@
-/** The node options each Skiff process runs with: the supervisor's here, each daemon's in services.ts. */
+/** The node options each Skiff node process runs with: the CLI's here, each daemon's in services.ts. */
 
 /**
  * By default V8 lets each semi-space of the young generation grow to 16 MiB and keeps the pages:
@@ -23,10 +23,9 @@ export const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi
 export const LITE = ['--lite-mode', '--no-expose-wasm'];
 
 /**
- * The supervisor (`skiff up`) spawns the daemons, passes their log lines on and serves one counter:
- * nothing in it runs hot, so it gets lite mode and a small young generation too (~7 MiB RSS less).
- * Whatever starts it passes these: `skiff up --detach`, the /usr/local/bin/skiff wrapper that
- * scripts/setup.sh writes (for every command: the CLI makes no use of WebAssembly either) and the
- * end-to-end tests' harness.
+ * The `skiff` command's own node processes (status, down, reload, `skiff up --plan`, `--detach`):
+ * nothing in them runs hot, so lite mode and a small young generation. `bin/skiff` and
+ * `bin/skiff-supervisor` pass them (a unit test checks they match). The supervisor itself is no
+ * node process: see bin/skiff-supervisor.
  */
-export const SUPERVISOR_NODE_OPTIONS: readonly string[] = [smallYoungGeneration(1), ...LITE];
+export const CLI_NODE_OPTIONS: readonly string[] = [smallYoungGeneration(1), ...LITE];
