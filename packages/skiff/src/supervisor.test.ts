@@ -78,3 +78,15 @@ test('a service stops when the supervisor is SIGKILLed: its stdin reaches end-of
   await exited;
   assert.equal(await pollUntil(async () => (isProcessAlive(pid) ? undefined : true), 10_000, 20), true, 'the service ended with its supervisor');
 });
+
+test('with nobody reading its output, SIGTERM still stops the services and removes their pid files', async (t) => {
+  const dir = await tempDir(t);
+  const { child, pidFile, exited } = await superviseOne(dir, "process.on('SIGTERM', () => { console.log('stopping'); process.exit(0); }); setInterval(() => {}, 1e9);\n");
+  const pid = await pollUntil(async () => Number(await readFile(pidFile, 'utf8').catch(() => '')) || undefined, 30_000, 20);
+  assert.ok(pid !== undefined);
+  child.stdout!.destroy();
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  assert.ok(!isProcessAlive(pid));
+  await assert.rejects(readFile(pidFile), 'the pid file is removed');
+});
