@@ -71,10 +71,12 @@ for src in "$HELPERS"/*.c; do
 done
 
 install -d -m 0755 /usr/local/bin
-# The node options are SUPERVISOR_NODE_OPTIONS (packages/skiff/src/node-options.ts; a test checks they match).
+# bin/skiff runs the supervisor script for `skiff up`, dist/main.js for the rest, with the node that built it.
 cat > /usr/local/bin/skiff <<WRAPPER
 #!/bin/sh
-exec "$(command -v node)" --max-semi-space-size=1 --lite-mode --no-expose-wasm "$REPO/packages/skiff/dist/main.js" "\$@"
+SKIFF_NODE="$(command -v node)"
+export SKIFF_NODE
+exec "$REPO/packages/skiff/bin/skiff" "\$@"
 WRAPPER
 chmod 0755 /usr/local/bin/skiff
 

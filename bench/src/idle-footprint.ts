@@ -4,7 +4,7 @@
  *   - RSS and PSS (from /proc/<pid>/smaps_rollup) of every process Skiff runs idle — the supervisor,
  *     the four daemons and their helpers (logs-svc's `journalctl -f`) — beside, in the same run, as
  *     many idle `node` processes as there are node processes in Skiff (the floor no Node daemon
- *     goes below);
+ *     goes below; the supervisor, a bash script, is not one);
  *   - the same with 10 running pods (busybox `sleep 3600`): what each pod adds to the daemons and
  *     its conmon, beside one idle conmon;
  *   - the p50 / p99 of Version, ListContainers, ImageStatus and ListPodSandboxStats with no pods and with the pods, and
@@ -92,7 +92,8 @@ async function skiffProcesses(h: RuntimeHarness): Promise<{ supervisor: Proc; da
     }
   };
   for (const d of daemons) walk(d.pid, d.name);
-  return { supervisor: { pid: supervisorPid, name: 'supervisor (skiff up)' }, daemons, helpers };
+  const supervisorComm = (await statOf(supervisorPid))?.comm ?? '?';
+  return { supervisor: { pid: supervisorPid, name: `supervisor (skiff up, ${supervisorComm})` }, daemons, helpers };
 }
 
 async function startIdleNodes(count: number): Promise<ChildProcess[]> {
@@ -111,7 +112,9 @@ interface Snapshot {
 
 async function snapshot(h: RuntimeHarness, withFloor: boolean): Promise<Snapshot & { floor?: Usage & { count: number } }> {
   const { supervisor, daemons, helpers } = await skiffProcesses(h);
-  const nodes = withFloor ? await startIdleNodes(1 + daemons.length) : [];
+  // As many idle node processes as Skiff runs: the daemons, and the supervisor if it is one.
+  const nodeCount = daemons.length + ((await statOf(supervisor.pid))?.comm === 'node' ? 1 : 0);
+  const nodes = withFloor ? await startIdleNodes(nodeCount) : [];
   try {
     const all = [supervisor, ...daemons, ...helpers];
     const usage = await sumUsage(all);

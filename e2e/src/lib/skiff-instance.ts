@@ -1,6 +1,6 @@
 /**
- * Runs Skiff the way an operator does — `skiff up` in the foreground, with the supervisor's node
- * options as the installed `skiff` command passes them — with a configuration of the
+ * Runs Skiff the way an operator does — `skiff up` in the foreground through the `skiff` command
+ * (packages/skiff/bin/skiff, which the installed wrapper runs) — with a configuration of the
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
  *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, logLevel?, dir? }): Promise<SkiffInstance>
@@ -22,7 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SUPERVISOR_NODE_OPTIONS } from '@skiff/cli';
+import { SKIFF_COMMAND } from '@skiff/cli';
 import { callUnary, createImageClient, type ImageServiceClient } from '@skiff/proto';
 import { makeTempDir, removeDir } from './tmp.js';
 import { getFreePort } from './free-port.js';
@@ -119,7 +119,7 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
   }
   const imageSocket = join(runDir, 'image.sock');
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, [...SUPERVISOR_NODE_OPTIONS, SKIFF_ENTRY, 'up', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(SKIFF_COMMAND, ['up', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKIFF_NODE: process.execPath } });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -110,7 +110,11 @@ export interface SkiffConfig {
   log_level: LogLevel;
   /** Where `skiff up --detach` writes the services' logs. */
   log_file: string;
-  /** Where `skiff up` serves its own Prometheus metrics (service restarts), host:port; "" switches them off. */
+  /**
+   * Unused: `skiff up` served its restart counts here when its supervisor was a node process; each
+   * daemon's own metrics now hold them (skiff_service_restarts_total). Still accepted and checked,
+   * so that existing files load.
+   */
   metrics_address: string;
   image: ImageServiceConfig;
   runtime: RuntimeServiceConfig;

@@ -1,4 +1,4 @@
-import type { cri } from '@skiff/proto';
+import { imageListEncoder, type cri } from '@skiff/proto';
 import type { ImageRecord } from '@skiff/image-store';
 
 /** The image config's User is "uid", "uid:gid", "name" or "name:group"; CRI wants a uid or else a name. */
@@ -8,13 +8,15 @@ export function userOfImage(user: string): { uid?: string; username: string } {
   return /^[0-9]+$/.test(name) ? { uid: String(BigInt(name)), username: '' } : { username: name };
 }
 
-// Records are immutable (the store replaces them on every change), so each converts once.
+// Records are immutable (the store replaces them on every change), so each converts once, and is
+// sealed: its ListImages entry is encoded then, and copied into every ListImages and ImageStatus
+// answer (the CRI Image returned is deep-frozen).
 const converted = new WeakMap<ImageRecord, cri.Image>();
 
 export function toCriImage(record: ImageRecord): cri.Image {
   let image = converted.get(record);
   if (!image) {
-    image = convert(record);
+    image = imageListEncoder.seal(convert(record));
     converted.set(record, image);
   }
   return image;

@@ -4,6 +4,7 @@ export {
   loadCri,
   runtimeServiceDefinition,
   imageServiceDefinition,
+  imageListEncoder,
   containerListEncoder,
   podSandboxListEncoder,
   podMetricsListEncoder,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { containerListEncoder, loadCri, podSandboxListEncoder, runtimeServiceDefinition, type cri } from './index.js';
+import { containerListEncoder, imageListEncoder, imageServiceDefinition, loadCri, podSandboxListEncoder, runtimeServiceDefinition, type cri } from './index.js';
 
 const loaded = loadCri().runtime.v1.RuntimeService.service;
 
@@ -68,4 +68,32 @@ test('ListPodSandbox entries likewise', () => {
   }));
   const bytes = podSandboxListEncoder.serialize({ items: items.map((item, i) => (i % 2 ? podSandboxListEncoder.seal(item) : item)) });
   assert.ok(bytes.equals(loaded.ListPodSandbox.responseSerialize({ items })));
+});
+
+test('ListImages and ImageStatus responses of sealed images are the ordinary bytes', () => {
+  const images = loadCri().runtime.v1.ImageService.service;
+  const plain = Array.from({ length: 12 }, (_, i): cri.Image => ({
+    id: `sha256:${`${i}`.padStart(64, '0')}`,
+    repo_tags: i % 2 ? [`registry.local/app:${i}`, 'registry.local/app:latest'] : [],
+    repo_digests: [`registry.local/app@sha256:${'d'.repeat(64)}`],
+    size: String(1_000_000 * i),
+    username: i % 3 ? '' : 'nobody',
+    spec: { image: `sha256:${i}`, annotations: i % 2 ? ({ 'org.opencontainers.image.title': 'ünï ✓' } as Record<string, string>) : {} },
+    pinned: i % 4 === 0,
+    ...(i % 3 ? { uid: { value: String(i * 1000) } } : {}),
+  }));
+  const sealed = plain.map(imageListEncoder.seal);
+  const list = imageServiceDefinition.ListImages.responseSerialize;
+  assert.ok(list({ images: sealed }).equals(images.ListImages.responseSerialize({ images: plain })));
+  const status = imageServiceDefinition.ImageStatus.responseSerialize;
+  for (const [i, image] of sealed.entries()) {
+    assert.ok(status({ image }).equals(images.ImageStatus.responseSerialize({ image: plain[i]! })));
+    assert.ok(status({ image, info: {} }).equals(images.ImageStatus.responseSerialize({ image: plain[i]!, info: {} })));
+    const verbose = { image, info: { info: '{"id":"x"}' } };
+    assert.ok(status(verbose).equals(images.ImageStatus.responseSerialize(verbose)));
+  }
+  for (const response of [{}, { image: null }, { images: [] }]) {
+    assert.ok(status(response as cri.ImageStatusResponse).equals(images.ImageStatus.responseSerialize(response as cri.ImageStatusResponse)));
+    assert.ok(list(response as cri.ListImagesResponse).equals(images.ListImages.responseSerialize(response as cri.ListImagesResponse)));
+  }
 });

@@ -3,7 +3,10 @@ import { loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { ProtoGrpcType } from './generated/api.js';
 import type { Container } from './generated/runtime/v1/Container.js';
+import type { Image } from './generated/runtime/v1/Image.js';
 import type { ImageServiceDefinition } from './generated/runtime/v1/ImageService.js';
+import type { ImageStatusResponse } from './generated/runtime/v1/ImageStatusResponse.js';
+import type { ListImagesResponse } from './generated/runtime/v1/ListImagesResponse.js';
 import type { ListContainersResponse } from './generated/runtime/v1/ListContainersResponse.js';
 import type { ListPodSandboxResponse } from './generated/runtime/v1/ListPodSandboxResponse.js';
 import type { PodSandbox } from './generated/runtime/v1/PodSandbox.js';
@@ -78,5 +81,27 @@ export const runtimeServiceDefinition: RuntimeServiceDefinition = {
   StreamPodSandboxMetrics: { ...loadedRuntimeService.StreamPodSandboxMetrics, responseSerialize: podMetricsStreamEncoder.serialize },
 };
 
-/** For `server.addService(imageServiceDefinition, handlers)`. */
-export const imageServiceDefinition: ImageServiceDefinition = loadCri().runtime.v1.ImageService.service;
+const loadedImageService: ImageServiceDefinition = loadCri().runtime.v1.ImageService.service;
+
+/** ListImages responses: image-svc seals each image's entry once (see ListResponseEncoder). */
+export const imageListEncoder = new ListResponseEncoder<ListImagesResponse, Image>('images', loadedImageService.ListImages.responseSerialize);
+
+/**
+ * ImageStatus responses: without `info` (verbose), the response is field 1 holding the image —
+ * on the wire the very entry ListImages lists it with, so a sealed image's bytes are copied.
+ */
+function serializeImageStatus(response: ImageStatusResponse): Buffer {
+  const noInfo = response.info === undefined || response.info === null || Object.keys(response.info).length === 0;
+  if (noInfo && response.image) return imageListEncoder.serialize({ images: [response.image] });
+  return loadedImageService.ImageStatus.responseSerialize(response);
+}
+
+/**
+ * For `server.addService(imageServiceDefinition, handlers)`: as loaded, with ListImages and
+ * ImageStatus responses encoded from sealed images (the same bytes), as runtimeServiceDefinition.
+ */
+export const imageServiceDefinition: ImageServiceDefinition = {
+  ...loadedImageService,
+  ListImages: { ...loadedImageService.ListImages, responseSerialize: imageListEncoder.serialize },
+  ImageStatus: { ...loadedImageService.ImageStatus, responseSerialize: serializeImageStatus },
+};

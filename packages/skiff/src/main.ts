@@ -1,13 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { configPathFor, loadConfig } from '@skiff/common/core';
-import { upDetached, upForeground } from './commands/up.js';
-import { downCommand } from './commands/down.js';
-import { statusCommand } from './commands/status.js';
-import { installUnitsCommand } from './commands/install-units.js';
-import { reloadCommand } from './commands/reload.js';
 
 const USAGE = `usage: skiff <command> [options]
 
@@ -33,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
       detach: { type: 'boolean', short: 'd', default: false },
       json: { type: 'boolean', default: false },
       dest: { type: 'string' },
+      // Internal: bin/skiff-supervisor asks for its plan with it.
+      plan: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -45,17 +41,21 @@ async function main(argv: string[]): Promise<number> {
   const config = await loadConfig(values.config);
   // Services read the same file; a default path that does not exist means defaults for them too.
   const configPath = explicit || existsSync(file) ? file : undefined;
+  // Each command loads only its own modules: `skiff up --plan` runs at every start of the supervisor.
   switch (command) {
-    case 'up':
-      return values.detach ? upDetached(config, configPath, fileURLToPath(import.meta.url)) : upForeground(config, configPath);
+    case 'up': {
+      const up = await import('./commands/up.js');
+      if (values.plan) return up.planUp(config, configPath);
+      return values.detach ? up.upDetached(config, configPath) : up.upForeground(configPath);
+    }
     case 'down':
-      return downCommand(config);
+      return (await import('./commands/down.js')).downCommand(config);
     case 'status':
-      return statusCommand(config, values.json);
+      return (await import('./commands/status.js')).statusCommand(config, values.json);
     case 'reload':
-      return reloadCommand(config);
+      return (await import('./commands/reload.js')).reloadCommand(config);
     case 'install-units':
-      return installUnitsCommand(file, values.dest);
+      return (await import('./commands/install-units.js')).installUnitsCommand(file, values.dest);
     default:
       process.stderr.write(`unknown command "${command}"\n${USAGE}`);
       return 2;

@@ -1,4 +1,4 @@
-/** The node options each Skiff process runs with: the supervisor's here, each daemon's in services.ts. */
+/** The node options each Skiff node process runs with: the CLI's here, each daemon's in services.ts. */
 
 /**
  * By default V8 lets each semi-space of the young generation grow to 16 MiB and keeps the pages:
@@ -13,7 +13,7 @@ export const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi
  * V8's lite mode: bytecode only, no JIT. An idle daemon is ~8 MiB RSS and ~4 MiB PSS smaller (no
  * compiled-code space, feedback allocated lazily), and its heap grows less under load. The price is
  * JavaScript that runs hot: a byte loop is ~35x slower (ws unmasking 64 MiB: 136 ms with the JIT,
- * 4.8 s without), and image-svc encoding 500 images for ListImages took 2-4x as long. So only the
+ * 4.8 s without), and image-svc's pulls took up to 1.6x as long. So only the
  * daemons whose hot paths are native or tiny get it: runtime-svc (its list responses are cached
  * bytes; the work is runc, conmon and the CNI plugins) and logs-svc (it keeps up with journald,
  * 93-94% of the floor against 98-99%). Lite mode implies --jitless, which leaves out WebAssembly:
@@ -23,10 +23,9 @@ export const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi
 export const LITE = ['--lite-mode', '--no-expose-wasm'];
 
 /**
- * The supervisor (`skiff up`) spawns the daemons, passes their log lines on and serves one counter:
- * nothing in it runs hot, so it gets lite mode and a small young generation too (~7 MiB RSS less).
- * Whatever starts it passes these: `skiff up --detach`, the /usr/local/bin/skiff wrapper that
- * scripts/setup.sh writes (for every command: the CLI makes no use of WebAssembly either) and the
- * end-to-end tests' harness.
+ * The `skiff` command's own node processes (status, down, reload, `skiff up --plan`, `--detach`):
+ * nothing in them runs hot, so lite mode and a small young generation. `bin/skiff` and
+ * `bin/skiff-supervisor` pass them (a unit test checks they match). The supervisor itself is no
+ * node process: see bin/skiff-supervisor.
  */
-export const SUPERVISOR_NODE_OPTIONS: readonly string[] = [smallYoungGeneration(1), ...LITE];
+export const CLI_NODE_OPTIONS: readonly string[] = [smallYoungGeneration(1), ...LITE];

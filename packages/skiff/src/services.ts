@@ -84,6 +84,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'image-svc',
     entry: require.resolve('@skiff/image-svc/main'),
+    // Keeps the JIT: lite mode would save ~9 MiB RSS idle, but pulls took up to 1.6x as long.
     nodeOptions: [smallYoungGeneration(1)],
     endpoint: (config) => config.image.socket,
     probe: probeImageService,
@@ -100,6 +101,8 @@ export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'stream-svc',
     entry: require.resolve('@skiff/stream-svc/main'),
+    // Keeps the JIT: lite mode would save ~6 MiB RSS (~2 MiB PSS) idle, and ws unmasks what
+    // clients send in a JavaScript loop.
     nodeOptions: [smallYoungGeneration(1)],
     endpoint: streamBaseUrl,
     probe: probeStreamService,

@@ -1,6 +1,6 @@
 import { isProcessAlive, readPidFile, type SkiffConfig } from '@skiff/common/core';
 import { SERVICES } from '../services.js';
-import { commandLineOf, servicePidFile } from '../supervisor.js';
+import { commandLineOf, servicePidFile } from '../service-processes.js';
 
 /**
  * Sends SIGHUP to every running service: each re-reads skiff.toml (and registries.conf), applies

@@ -1,6 +1,6 @@
 import { isProcessAlive, readPidFile, type SkiffConfig } from '@skiff/common/core';
 import { SERVICES } from '../services.js';
-import { servicePidFile } from '../supervisor.js';
+import { servicePidFile } from '../service-processes.js';
 import { supervisorPidFile } from '../paths.js';
 
 export interface ServiceStatus {
