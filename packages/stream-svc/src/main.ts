@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   stopOnSignals(log, async () => {
     await internal.close();
     await fs.rm(config.stream.internal_socket, { force: true });
-    await pub.close();
+    await pub.app.close();
   });
 }
 

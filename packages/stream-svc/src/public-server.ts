@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { WebSocket, WebSocketServer } from 'ws';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger, RuntimeServiceConfig, StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
 import { execBinaries } from './exec-binaries.js';
@@ -66,56 +67,24 @@ function refuse(socket: Duplex, code: number, reason: string, message: string): 
   socket.end(`HTTP/1.1 ${code} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\nConnection: close\r\n\r\n${message}`);
 }
 
-const NOT_UPGRADED = 'this URL must be opened as a WebSocket (subprotocol v5.channel.k8s.io or v4.channel.k8s.io) or upgraded to SPDY/3.1';
-
-function sendJson(res: ServerResponse, code: number, body: { message: string }): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
-}
-
-/** What plain (not upgraded) requests get: the health check, and a word on how to open a stream URL. */
-function answerPlainRequest(req: IncomingMessage, res: ServerResponse): void {
-  const path = new URL(req.url ?? '/', 'http://x').pathname;
-  if (path === HEALTH_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 }).end(req.method === 'GET' ? 'ok' : undefined);
-    return;
-  }
-  if (STREAM_PATH.test(path) && (req.method === 'GET' || req.method === 'POST')) return sendJson(res, 400, { message: NOT_UPGRADED });
-  sendJson(res, 404, { message: `no such route: ${req.method} ${path}` });
-}
-
-interface WebSocketServers {
-  remoteCommand: WebSocketServer;
-  portForward: WebSocketServer;
-}
-
-/** ws (~6 MiB of a daemon's memory) is loaded with the first WebSocket stream, not at start. */
-async function createWebSocketServers(): Promise<WebSocketServers> {
-  const { WebSocketServer } = await import('ws');
-  return {
-    remoteCommand: new WebSocketServer({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) }),
-    portForward: new WebSocketServer({
-      noServer: true,
-      maxPayload: MAX_WEBSOCKET_MESSAGE,
-      handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
-    }),
-  };
-}
-
-export interface PublicServer {
-  baseUrl: string;
-  /** Cuts off every stream, lets exec and attach runs clean up (within reason), then closes the server. */
-  close(): Promise<void>;
-}
-
-/**
- * The streaming server clients connect to: health check, and WebSocket or SPDY upgrades on the
- * stream URLs (plain node:http: the upgrades are all it serves, and stream-svc is meant to stay small).
- */
-export async function startPublicServer(options: PublicServerOptions): Promise<PublicServer> {
+/** The streaming server clients connect to: health check, and WebSocket or SPDY upgrades on the stream URLs. */
+export async function startPublicServer(options: PublicServerOptions): Promise<{ app: FastifyInstance; baseUrl: string }> {
   const { tokens } = options;
-  const server = createServer(answerPlainRequest);
-  let webSocketServers: Promise<WebSocketServers> | undefined;
+  const app = Fastify({ logger: false });
+  app.get(HEALTH_PATH, async () => 'ok');
+  const notUpgraded = async (_req: unknown, reply: { code(n: number): { send(v: unknown): unknown } }) =>
+    reply.code(400).send({ message: 'this URL must be opened as a WebSocket (subprotocol v5.channel.k8s.io or v4.channel.k8s.io) or upgraded to SPDY/3.1' });
+  for (const kind of ['exec', 'attach', 'portforward']) {
+    app.get(`/${kind}/:token`, notUpgraded);
+    app.post(`/${kind}/:token`, notUpgraded);
+  }
+
+  const remoteCommand = new WebSocketServer({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
+  const portForward = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_WEBSOCKET_MESSAGE,
+    handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
+  });
   const spdyConnections = new Set<SpdyConnection>();
   const track = (connection: SpdyConnection): void => {
     spdyConnections.add(connection);
@@ -124,9 +93,9 @@ export async function startPublicServer(options: PublicServerOptions): Promise<P
   const context: StreamContext = { ...options, track, untrack: (c) => spdyConnections.delete(c), runs };
 
   // Past this the server closes new connections at once: a flood of idle ones cannot pile up.
-  server.maxConnections = options.limits.maxConnections + SPARE_CONNECTIONS;
+  app.server.maxConnections = options.limits.maxConnections + SPARE_CONNECTIONS;
   let streaming = 0;
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
     const match = STREAM_PATH.exec(new URL(req.url ?? '/', 'http://x').pathname);
     if (!match || (req.method !== 'GET' && req.method !== 'POST')) return refuse(socket, 404, 'Not Found', 'not a streaming URL\n');
@@ -144,43 +113,26 @@ export async function startPublicServer(options: PublicServerOptions): Promise<P
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
       return refuse(socket, 400, 'Bad Request', 'unknown upgrade: open stream URLs as a WebSocket or with Upgrade: SPDY/3.1\n');
     }
+    const wss = request.kind === 'portforward' ? portForward : remoteCommand;
     if (request.kind === 'portforward') aliasTunnelProtocol(req);
     // ws's server expects GET; clients may POST.
     if (req.method === 'POST') req.method = 'GET';
-    webSocketServers ??= createWebSocketServers();
-    webSocketServers.then(
-      (servers) => {
-        const wss = request.kind === 'portforward' ? servers.portForward : servers.remoteCommand;
-        wss.handleUpgrade(req, socket, head, (ws) => startWebSocketStream(request, ws, context, req.url));
-      },
-      (err: unknown) => refuse(socket, 500, 'Internal Server Error', `stream-svc cannot serve WebSocket streams: ${(err as Error).message}\n`),
-    );
+    wss.handleUpgrade(req, socket, head, (ws) => startWebSocketStream(request, ws, context, req.url));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.address, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  // Before the server closes: it waits for every open connection, upgraded ones included.
+  app.addHook('preClose', async () => {
+    for (const ws of [...remoteCommand.clients, ...portForward.clients]) ws.terminate();
+    for (const connection of [...spdyConnections]) connection.destroy('stream-svc is stopping');
+    // Runners kill their processes once they see the client gone; let them, within reason.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...runs]), new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
+    clearTimeout(timer);
   });
-  const addr = server.address() as AddressInfo;
+  await app.listen({ host: options.address, port: options.port });
+  const addr = app.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  return {
-    baseUrl: `http://${host}:${addr.port}`,
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const servers = webSocketServers ? await webSocketServers.catch(() => undefined) : undefined;
-      for (const ws of servers ? [...servers.remoteCommand.clients, ...servers.portForward.clients] : []) ws.terminate();
-      for (const connection of [...spdyConnections]) connection.destroy('stream-svc is stopping');
-      // Runners kill their processes once they see the client gone; let them, within reason.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...runs]), new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
-      clearTimeout(timer);
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+  return { app, baseUrl: `http://${host}:${addr.port}` };
 }
 
 /**
