@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger, RuntimeServiceConfig, StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
 import { execBinaries } from './exec-binaries.js';
@@ -79,12 +79,17 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
     app.post(`/${kind}/:token`, notUpgraded);
   }
 
-  const remoteCommand = new WebSocketServer({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) });
-  const portForward = new WebSocketServer({
-    noServer: true,
-    maxPayload: MAX_WEBSOCKET_MESSAGE,
-    handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
-  });
+  // ws (~6 MiB) is loaded with the first WebSocket stream: a node whose clients speak SPDY never needs it.
+  let webSocketServers: Promise<{ remoteCommand: WebSocketServer; portForward: WebSocketServer }> | undefined;
+  const loadWebSocketServers = (): NonNullable<typeof webSocketServers> =>
+    (webSocketServers ??= import('ws').then(({ WebSocketServer: Server }) => ({
+      remoteCommand: new Server({ noServer: true, maxPayload: MAX_WEBSOCKET_MESSAGE, handleProtocols: (offered) => chooseProtocol(offered, REMOTE_COMMAND_PROTOCOLS) }),
+      portForward: new Server({
+        noServer: true,
+        maxPayload: MAX_WEBSOCKET_MESSAGE,
+        handleProtocols: (offered) => chooseProtocol(new Set([...offered].map((p) => (p === SPDY_TUNNEL_ALIAS ? SPDY_TUNNEL_PROTOCOL : p))), PORT_FORWARD_PROTOCOLS),
+      }),
+    })));
   const spdyConnections = new Set<SpdyConnection>();
   const track = (connection: SpdyConnection): void => {
     spdyConnections.add(connection);
@@ -113,16 +118,28 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
       return refuse(socket, 400, 'Bad Request', 'unknown upgrade: open stream URLs as a WebSocket or with Upgrade: SPDY/3.1\n');
     }
-    const wss = request.kind === 'portforward' ? portForward : remoteCommand;
     if (request.kind === 'portforward') aliasTunnelProtocol(req);
     // ws's server expects GET; clients may POST.
     if (req.method === 'POST') req.method = 'GET';
-    wss.handleUpgrade(req, socket, head, (ws) => startWebSocketStream(request, ws, context, req.url));
+    // An upgraded socket is not read until ws takes it: nothing the client sends meanwhile is lost.
+    loadWebSocketServers().then(
+      ({ remoteCommand, portForward }) => {
+        const wss = request.kind === 'portforward' ? portForward : remoteCommand;
+        wss.handleUpgrade(req, socket, head, (ws) => startWebSocketStream(request, ws, context, req.url));
+      },
+      (err: unknown) => {
+        options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot load the WebSocket server');
+        refuse(socket, 500, 'Internal Server Error', 'stream-svc cannot serve WebSocket streams\n');
+      },
+    );
   });
 
   // Before the server closes: it waits for every open connection, upgraded ones included.
   app.addHook('preClose', async () => {
-    for (const ws of [...remoteCommand.clients, ...portForward.clients]) ws.terminate();
+    if (webSocketServers) {
+      const { remoteCommand, portForward } = await webSocketServers;
+      for (const ws of [...remoteCommand.clients, ...portForward.clients]) ws.terminate();
+    }
     for (const connection of [...spdyConnections]) connection.destroy('stream-svc is stopping');
     // Runners kill their processes once they see the client gone; let them, within reason.
     let timer: NodeJS.Timeout | undefined;
