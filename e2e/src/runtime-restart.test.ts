@@ -69,7 +69,8 @@ async function runcStatus(id: string): Promise<string | undefined> {
 }
 
 const RUNC_FOR_CONTAINER: Record<string, (string | undefined)[]> = {
-  CONTAINER_CREATED: ['created'],
+  // A created container has no runc container before StartContainer.
+  CONTAINER_CREATED: [undefined],
   CONTAINER_RUNNING: ['running'],
   CONTAINER_EXITED: ['stopped', undefined],
 };
