@@ -195,15 +195,14 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
 
     /** The container's directory, its rootfs and config.json. */
     async function prepareContainer(): Promise<void> {
-      await fs.mkdir(paths.dir, { mode: 0o700 });
-      if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+      const makeDirs = async (): Promise<void> => {
+        await fs.mkdir(paths.dir, { mode: 0o700 });
+        if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+        await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
+      };
       // The lease keeps the image's layers on disk for as long as this container exists.
-      const [lowerDirs] = await allSettledOrThrow([
-        ctx.images.acquireLease(id, resolved.image),
-        ...[paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })),
-      ]);
+      const [lowerDirs] = await allSettledOrThrow([ctx.images.acquireLease(id, resolved.image), makeDirs(), ensureHostPaths([...mounts, ...cdi.mounts])]);
       timer.mark('lease and dirs');
-      await ensureHostPaths([...mounts, ...cdi.mounts]);
       const volumes = await leaseImageVolumes(ctx.images, id, paths.dir, imageVolumes);
       const specMounts = [...(await stageRecursiveReadonly(paths.dir, mounts)), ...volumes.map((v) => v.bind)];
       const hostDevices = security?.privileged ? await listHostDevices() : [];

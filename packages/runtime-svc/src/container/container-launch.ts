@@ -22,26 +22,24 @@ export async function createUnderMonitor(ctx: RuntimeContext, rec: ContainerReco
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: rec.logPath || paths.fallbackLog }];
-  const monitor = await timer.time(
-    'conmon + runc create',
-    createContainerWithMonitor({
-      conmonPath: ctx.config.runtime.conmon,
-      runtime: runtimeForConmon(handler),
-      id: rec.id,
-      name: rec.fullName,
-      bundle: paths.bundle,
-      containerPidFile: paths.pidFile,
-      conmonPidFile: paths.conmonPidFile,
-      exitDir: ctx.paths.exitDir,
-      persistDir: paths.persist,
-      socketDir: ctx.paths.attachDir,
-      logDrivers,
-      ...(ctx.journald ? { logTag: rec.id } : {}),
-      terminal: rec.tty,
-      stdin: rec.stdin,
-      leaveStdinOpen: rec.stdin && !rec.stdinOnce,
-    }),
-  );
+  const monitor = await createContainerWithMonitor({
+    conmonPath: ctx.config.runtime.conmon,
+    runtime: runtimeForConmon(handler),
+    id: rec.id,
+    name: rec.fullName,
+    bundle: paths.bundle,
+    containerPidFile: paths.pidFile,
+    conmonPidFile: paths.conmonPidFile,
+    exitDir: ctx.paths.exitDir,
+    persistDir: paths.persist,
+    socketDir: ctx.paths.attachDir,
+    logDrivers,
+    ...(ctx.journald ? { logTag: rec.id } : {}),
+    terminal: rec.tty,
+    stdin: rec.stdin,
+    leaveStdinOpen: rec.stdin && !rec.stdinOnce,
+  });
+  timer.mark('conmon + runc create');
   if (rec.remountReadonly) {
     await remountOverlayReadonly(paths.rootfs);
     timer.mark('read-only root');
