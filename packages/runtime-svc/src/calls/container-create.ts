@@ -5,7 +5,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
-import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
+import { createLogFile, forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -169,9 +169,10 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       remountReadonly: protection.remountReadonlyAfterCreate && handler.kind === 'oci',
     };
     const tracksLog = ctx.journald && logPath !== '';
-    // logs-svc makes the log file (or, when it is down, this does), beside the rest of the work.
+    // The log file exists from here on, made beside the rest of the work: by logs-svc (or, when it
+    // is down, here); without journald conmon writes it from StartContainer on, and it is made here.
     const logTracked = logPath
-      ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }).then(() => (tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined))
+      ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }).then(() => (tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : createLogFile(logPath)))
       : undefined;
     try {
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
