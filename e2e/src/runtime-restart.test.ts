@@ -276,13 +276,19 @@ describe('runtime-svc killed right after a removal answered', () => {
 });
 
 describe('runtime-svc killed between CreateContainer and StartContainer, and inside StartContainer', () => {
-  test('containers created before the kill are still created after it: one starts and runs, one is removed without a trace', async () => {
+  test('containers created before the kill are still created after it (one starts and runs, one is removed without a trace), unless their rootfs mount went (a reboot)', async () => {
     const pod = await h.runPod();
     const later = await h.createContainer(pod, 'start-after-kill', { command: ['sh', '-c', 'echo up; exec sleep 3600'] });
     const dropped = await h.createContainer(pod, 'remove-after-kill');
+    // As a reboot leaves one: the record without its rootfs mount.
+    const unmounted = await h.createContainer(pod, 'rootfs-gone');
+    await run('umount', [join(h.skiff.root, 'runtime', 'containers', unmounted, 'rootfs')]);
     await killRuntimeService((await h.skiff.servicePid('runtime-svc'))!, false);
 
     for (const id of [later, dropped]) assert.equal((await h.containerStatus(id)).state, 'CONTAINER_CREATED');
+    const lost = await h.containerStatus(unmounted);
+    assert.equal(lost.state, 'CONTAINER_EXITED');
+    assert.match(lost.message, /root filesystem was no longer mounted/);
     assert.deepEqual((await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_CREATED' } })).map((c) => c.id).sort(), [later, dropped].sort());
     await callUnary(h.runtime, 'StartContainer', { container_id: later }, { timeoutMs: 30_000 });
     const started = await h.containerStatus(later);
@@ -291,8 +297,10 @@ describe('runtime-svc killed between CreateContainer and StartContainer, and ins
     assert.deepEqual(await h.exec(later, ['echo', 'inside']), { code: 0, stdout: 'inside\n', stderr: '' });
     await eventuallyTrue(async () => (await readFile(started.log_path, 'utf8').catch(() => '')).includes('stdout F up\n'), 'the log file has what the container printed');
 
-    await callUnary(h.runtime, 'RemoveContainer', { container_id: dropped }, { timeoutMs: 60_000 });
-    await eventuallyTrue(async () => (await leftoversOf(dropped)).length === 0, `nothing of ${dropped} is left`);
+    for (const id of [dropped, unmounted]) {
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+      await eventuallyTrue(async () => (await leftoversOf(id)).length === 0, `nothing of ${id} is left`);
+    }
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     for (const id of [pod.id, later]) await eventuallyTrue(async () => (await leftoversOf(id)).length === 0, `nothing of ${id} is left`);
   });

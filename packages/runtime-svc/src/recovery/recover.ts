@@ -151,7 +151,8 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
 
 /**
  * A created container whose record has no process: CreateContainer's, with no StartContainer yet
- * (nothing to do: it can be started), or with one the crash cut short. A start that got as far
+ * (nothing to do: it can be started, unless a reboot took its rootfs mount, which leaves it exited),
+ * or with one the crash cut short. A start that got as far
  * as `runc start` left the container running: it is recorded so. One cut short before conmon ran
  * `runc create` is undone and the container stays created; one cut short after is undone and the
  * container is left exited with reason StartError, as a StartContainer that fails leaves it.
@@ -173,9 +174,18 @@ async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promi
       return;
     }
   }
-  if (!state && !(await pathExists(paths.conmonPidFile)) && !(await pathExists(paths.pidFile))) return;
-  await undoCreateUnderMonitor(ctx, rec);
-  if (!state) return;
+  if (state || (await pathExists(paths.conmonPidFile)) || (await pathExists(paths.pidFile))) await undoCreateUnderMonitor(ctx, rec);
+  if (!state) {
+    // After a reboot the record outlives its rootfs mount: there is nothing left to start.
+    if ((await mountsUnder(paths.rootfs)).includes(paths.rootfs)) return;
+    rec.phase = 'exited';
+    rec.exitCode = UNKNOWN_EXIT_CODE;
+    rec.finishedAt = nowNanos();
+    rec.reason = 'Error';
+    rec.message = 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started';
+    await ctx.records.saveContainer(rec);
+    return;
+  }
   rec.phase = 'exited';
   rec.exitCode = START_ERROR_EXIT_CODE;
   rec.finishedAt = nowNanos();
