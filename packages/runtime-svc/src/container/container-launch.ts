@@ -48,9 +48,10 @@ export async function createUnderMonitor(ctx: RuntimeContext, rec: ContainerReco
 }
 
 /**
- * Undoes what a StartContainer that did not finish made, leaving the container as CreateContainer
- * left it: a `runc create` still in flight is waited for, then runc's container, its monitor (and
- * a sandbox-kind holder) and the files conmon wrote go. The rootfs, its mounts and config.json stay.
+ * Undoes what a StartContainer that did not finish made: a `runc create` still in flight is waited
+ * for, then runc's container, its monitor (and a sandbox-kind holder) and the files conmon wrote
+ * go. The rootfs, its mounts and config.json stay; so does a read-only remount (made only once
+ * `runc create` succeeded, after which a failed start leaves the container exited).
  */
 export async function undoCreateUnderMonitor(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
   const paths = ctx.paths.container(rec.id);
