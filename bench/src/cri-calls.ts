@@ -6,7 +6,8 @@
  *     and list calls again with the response left undecoded;
  *   - the floor of each step done by hand: runc create/start/kill/delete of a bundle of the busybox
  *     rootfs, CNI ADD/DEL of the installed network into a fresh namespace, overlay mount/umount of
- *     the image's layer, rm of a container's directories, `skopeo copy` of the pulled images;
+ *     the image's layer, a record's crash-safe write, rm of a container's directories, `skopeo copy` of
+ *     the pulled images;
  *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
  *     many idle `node` processes.
  *
@@ -25,6 +26,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { Client } from '@grpc/grpc-js';
+import { atomicWriteJson } from '@skiff/common';
 import { callUnary, createImageClient, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
 import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type PushedImage, type RuntimeHarness } from '@skiff/e2e/lib';
 import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
@@ -166,6 +168,9 @@ async function floorSteps(h: RuntimeHarness, samples: Samples, work: string, sna
       await writeFile(join(upper, 'written'), 'x');
       const options = `lowerdir=${lowerDirs.join(':')},upperdir=${upper},workdir=${workDir}`;
       await samples.time('overlay mount', () => run('mount', ['-t', 'overlay', 'overlay', '-o', options, merged]));
+      // A container record's crash-safe write (temp file, fsync, rename, fsync of the directory), of its size.
+      const record = { id: cniId, labels: Object.fromEntries(Array.from({ length: 20 }, (_, n) => [`label-${n}`, randomBytes(24).toString('hex')])) };
+      await samples.time('record write', () => atomicWriteJson(join(dir, 'container.json'), record));
       await samples.time('overlay umount', () => run('umount', [merged]));
       await samples.time("rm of a container's directories", () => rm(dir, { recursive: true, force: true }));
     }
@@ -492,8 +497,8 @@ async function main(): Promise<void> {
       ['PodSandboxStatus', s('PodSandboxStatus'), `${p50(s('PodSandboxStatus undecoded'))} (undecoded)`, ''],
       ['StopPodSandbox', s('StopPodSandbox'), clientFloor, `runc kill ${p50(s('runc kill'))} + CNI DEL ${p50(s('CNI DEL'))}`],
       ['RemovePodSandbox', s('RemovePodSandbox'), clientFloor, `runc delete ${p50(s('runc delete'))} + rm ${p50(s("rm of a container's directories"))}`],
-      ['CreateContainer', s('CreateContainer'), clientFloor, `overlay mount ${p50(s('overlay mount'))} + runc create ${p50(s('runc create'))}`],
-      ['StartContainer', s('StartContainer'), clientFloor, `runc start ${p50(s('runc start'))}`],
+      ['CreateContainer', s('CreateContainer'), clientFloor, `overlay mount ${p50(s('overlay mount'))} + record write ${p50(s('record write'))}`],
+      ['StartContainer', s('StartContainer'), clientFloor, `runc create ${p50(s('runc create'))} + start ${p50(s('runc start'))} + record write ${p50(s('record write'))}`],
       ['ContainerStatus', s('ContainerStatus'), `${p50(s('ContainerStatus undecoded'))} (undecoded)`, ''],
       ['StopContainer', s('StopContainer'), clientFloor, `runc kill ${p50(s('runc kill'))}`],
       ['RemoveContainer', s('RemoveContainer'), clientFloor, `runc delete ${p50(s('runc delete'))} + umount ${p50(s('overlay umount'))} + rm ${p50(s("rm of a container's directories"))}`],
@@ -504,7 +509,7 @@ async function main(): Promise<void> {
       ['call', 'n', 'p50', 'p90', 'p99', 'client floor p50', 'target p50', 'floor of the steps by hand, p50'],
       rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
     );
-    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', "rm of a container's directories", 'Version', 'Version undecoded'];
+    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', 'record write', "rm of a container's directories", 'Version', 'Version undecoded'];
     printColumns('Floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
     if (values.steps) printColumns('Where the time went: the step log of the calls above, median ms', ['operation / step', 'n', 'p50'], steps);
     if (footprint === undefined) return;

@@ -142,7 +142,12 @@ describe('GetContainerEvents', () => {
     try {
       await subscribed(events);
       const pod = await h.runPod();
-      const id = await h.runContainer(pod, 'last-words', { command: ['sh', '-c', 'trap "echo last-words; exit 7" TERM; sleep 3600 & wait'] });
+      const id = await h.runContainer(pod, 'last-words', { command: ['sh', '-c', 'trap "echo last-words; exit 7" TERM; touch /trapped; sleep 3600 & wait'] });
+      // StartContainer answers once the shell runs, maybe before it has set its trap.
+      for (let tries = 0; (await h.exec(id, ['test', '-e', '/trapped'])).code !== 0; tries++) {
+        assert.ok(tries < 200, 'the container set its trap');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true }, { timeoutMs: 10_000 });
       const follower = await journalFollower();
       process.kill(follower, 'SIGSTOP');

@@ -17,6 +17,7 @@ import { getFreePort } from './lib/free-port.js';
 import { openRemoteCommand } from './lib/remote-command.js';
 import { eventually, wsExec, wsForwardOnce } from './lib/stream-client.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { placesOf } from './lib/runtime-inventory.js';
 
 const HANDLER = 'runsc';
 const HOST_RELEASE = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
@@ -223,9 +224,11 @@ describe('gVisor pods beside runc pods', () => {
     for (const p of [server, client]) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 60_000 });
   });
 
-  test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again', async () => {
+  test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again; a container created before it starts after it', async () => {
     const survivor = await sharedPidPod();
     const id = await h.runContainer(survivor, 'survivor', { command: ['sh', '-c', 'echo before; sleep 3600'] });
+    const waiting = await h.createContainer(survivor, 'created-before-kill', { command: ['sh', '-c', 'echo started-after; sleep 3600'] });
+    const never = await h.createContainer(survivor, 'never-started');
     const pid = await h.skiff.servicePid('runtime-svc');
     assert.ok(pid);
     process.kill(pid, 'SIGKILL');
@@ -234,6 +237,13 @@ describe('gVisor pods beside runc pods', () => {
     assert.equal((await h.podStatus(survivor.id)).state, 'SANDBOX_READY');
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
     assert.equal((await h.exec(id, ['echo', 'after'])).stdout, 'after\n');
+    assert.equal((await h.containerStatus(waiting)).state, 'CONTAINER_CREATED');
+    await callUnary(h.runtime, 'StartContainer', { container_id: waiting }, { timeoutMs: 60_000 });
+    assert.equal((await h.containerStatus(waiting)).state, 'CONTAINER_RUNNING');
+    assert.equal((await h.exec(waiting, ['echo', 'late'])).stdout, 'late\n');
+    await eventually('its first line in its log', async () => readFileSync((await h.containerStatus(waiting)).log_path, 'utf8').includes('stdout F started-after'));
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: never }, { timeoutMs: 60_000 });
+    await eventually('nothing of the never-started container left', async () => placesOf(await h.inventory(), never).length === 0, 30_000);
     const stopped = await stop(id, 1);
     assert.equal(stopped.state, 'CONTAINER_EXITED');
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: survivor.id }, { timeoutMs: 60_000 });

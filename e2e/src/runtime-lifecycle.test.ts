@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
-import type { RuntimeInventory } from './lib/runtime-inventory.js';
+import { placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
 
 let h: RuntimeHarness;
 
@@ -149,6 +149,70 @@ describe('runtime service through skiff up', () => {
       assert.deepEqual(await outcome(hog), [137, 'OOMKilled']);
       const exited = (await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_EXITED' } })).map((c) => c.id);
       assert.deepEqual(exited.sort(), [ok, failed, killed, hog].sort());
+    });
+  });
+
+  describe('a created container has no process until StartContainer', () => {
+    let pod: Pod;
+    before(async () => {
+      pod = await h.runPod();
+    });
+    after(async () => {
+      await removePod(pod);
+    });
+
+    /** What the machine has of a container: its runc container and its monitor. */
+    async function processesOf(id: string): Promise<{ runc: boolean; monitor: boolean }> {
+      const inventory = await h.inventory();
+      return { runc: inventory.runc.includes(id), monitor: inventory.monitors.some((m) => m.id === id) };
+    }
+
+    test('listed as created, its log file there; Attach and Exec refused; new limits taken at its start', async () => {
+      const id = await h.createContainer(pod, 'not-yet', { command: ['sh', '-c', 'echo started; exec sleep 3600'], stdin: true });
+      const created = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true });
+      assert.equal(created.status?.state, 'CONTAINER_CREATED');
+      assert.equal((JSON.parse(created.info['info'] ?? '{}') as { pid: number }).pid, 0, 'no pid before StartContainer');
+      assert.ok(existsSync(created.status!.log_path), 'the log file exists from CreateContainer on');
+      assert.deepEqual((await listContainers({ id, state: { state: 'CONTAINER_CREATED' } })).map((c) => c.id), [id]);
+      assert.deepEqual(await processesOf(id), { runc: false, monitor: false });
+
+      await rejectsWithCode(callUnary(h.runtime, 'Attach', { container_id: id, stdin: true, stdout: true }), status.FAILED_PRECONDITION, /CONTAINER_CREATED; it must be running \(start it with StartContainer first\)/);
+      await rejectsWithCode(callUnary(h.runtime, 'Exec', { container_id: id, cmd: ['true'], stdout: true }), status.FAILED_PRECONDITION, /CONTAINER_CREATED/);
+
+      await callUnary(h.runtime, 'UpdateContainerResources', { container_id: id, linux: { memory_limit_in_bytes: 64 * 1024 * 1024 } });
+      await callUnary(h.runtime, 'StartContainer', { container_id: id });
+      assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
+      assert.deepEqual(await processesOf(id), { runc: true, monitor: true });
+      assert.equal((await h.exec(id, ['cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes'])).stdout, `${64 * 1024 * 1024}\n`);
+      const attach = await callUnary(h.runtime, 'Attach', { container_id: id, stdin: true, stdout: true });
+      assert.match(attach.url, /attach/);
+      await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 });
+      assert.match(readFileSync(created.status!.log_path, 'utf8'), /stdout F started\n/);
+    });
+
+    test('stopped and removed without ever starting: exited, then nothing is left', async () => {
+      const id = await h.createContainer(pod, 'never');
+      await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 10 });
+      const stopped = await h.containerStatus(id);
+      assert.deepEqual([stopped.state, stopped.exit_code, stopped.started_at], ['CONTAINER_EXITED', 137, '0']);
+      await rejectsWithCode(callUnary(h.runtime, 'StartContainer', { container_id: id }), status.FAILED_PRECONDITION, /CONTAINER_EXITED/);
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+      const removedAtOnce = await h.createContainer(pod, 'never-removed');
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: removedAtOnce });
+      const inventory = await h.settledInventory();
+      for (const gone of [id, removedAtOnce]) assert.deepEqual(placesOf(inventory, gone), [], `nothing of ${gone} is left`);
+    });
+
+    test('a StartContainer that fails undoes what it made: exited with StartError, and RemoveContainer leaves nothing', async () => {
+      const id = await h.createContainer(pod, 'bad-command', { command: ['/no/such/program'] });
+      await rejectsWithCode(callUnary(h.runtime, 'StartContainer', { container_id: id }), status.INTERNAL, /could not be started: [^]*no\/such\/program/);
+      const failed = await h.containerStatus(id);
+      assert.deepEqual([failed.state, failed.reason], ['CONTAINER_EXITED', 'StartError']);
+      assert.match(failed.message, /no\/such\/program/);
+      assert.deepEqual(await processesOf(id), { runc: false, monitor: false });
+      await rejectsWithCode(callUnary(h.runtime, 'StartContainer', { container_id: id }), status.FAILED_PRECONDITION, /CONTAINER_EXITED/);
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+      assert.deepEqual(placesOf(await h.settledInventory(), id), []);
     });
   });
 

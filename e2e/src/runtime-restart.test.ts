@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,12 +42,24 @@ async function withServiceLogsOnFailure(check: () => Promise<void>): Promise<voi
   }
 }
 
+/** While this file exists, the "held" handler's `runc create` waits: a StartContainer can be cut short inside it. */
+const HOLD_FILE = join(tmpdir(), `skiff-restart-hold-${process.pid}`);
+const HELD_RUNTIME = join(tmpdir(), `skiff-restart-held-runtime-${process.pid}.sh`);
+
 before(async () => {
-  h = await startRuntimeHarness({ images: ['busybox'] });
+  const runcPath = (await run('sh', ['-c', 'command -v runc'])).stdout.trim();
+  await writeFile(
+    HELD_RUNTIME,
+    ['#!/bin/sh', 'for arg; do', `  if [ "$arg" = create ]; then while [ -e ${HOLD_FILE} ]; do sleep 0.05; done; fi`, 'done', `exec ${runcPath} "$@"`, ''].join('\n'),
+    { mode: 0o755 },
+  );
+  h = await startRuntimeHarness({ images: ['busybox'], config: ['[[runtime.handlers]]', 'name = "held"', `runtime_path = "${HELD_RUNTIME}"`].join('\n') });
 });
 
 after(async () => {
   await h?.stop();
+  await rm(HOLD_FILE, { force: true });
+  await rm(HELD_RUNTIME, { force: true });
 });
 
 async function listContainers(filter: cri.ContainerFilter = {}): Promise<cri.Container__Output[]> {
@@ -59,9 +71,9 @@ async function listPods(filter: cri.PodSandboxFilter = {}): Promise<cri.PodSandb
 }
 
 /** runc's own view of a container: "created", "running", "stopped", or undefined when it has none. */
-async function runcStatus(id: string): Promise<string | undefined> {
+async function runcStatus(id: string, root = join(h.skiff.runDir, 'runc')): Promise<string | undefined> {
   try {
-    const { stdout } = await run('runc', ['--root', join(h.skiff.runDir, 'runc'), 'state', id]);
+    const { stdout } = await run('runc', ['--root', root, 'state', id]);
     return (JSON.parse(stdout) as { status: string }).status;
   } catch {
     return undefined;
@@ -69,7 +81,8 @@ async function runcStatus(id: string): Promise<string | undefined> {
 }
 
 const RUNC_FOR_CONTAINER: Record<string, (string | undefined)[]> = {
-  CONTAINER_CREATED: ['created'],
+  // A created container has no runc container before StartContainer.
+  CONTAINER_CREATED: [undefined],
   CONTAINER_RUNNING: ['running'],
   CONTAINER_EXITED: ['stopped', undefined],
 };
@@ -261,6 +274,85 @@ describe('runtime-svc killed right after a removal answered', () => {
     for (const id of [last.id, d]) assert.deepEqual(await leftoversOf(id), [], `nothing of ${id} is left after the restart`);
   });
 });
+
+describe('runtime-svc killed between CreateContainer and StartContainer, and inside StartContainer', () => {
+  test('containers created before the kill are still created after it (one starts and runs, one is removed without a trace), unless their rootfs mount went (a reboot)', async () => {
+    const pod = await h.runPod();
+    const later = await h.createContainer(pod, 'start-after-kill', { command: ['sh', '-c', 'echo up; exec sleep 3600'] });
+    const dropped = await h.createContainer(pod, 'remove-after-kill');
+    // As a reboot leaves one: the record without its rootfs mount.
+    const unmounted = await h.createContainer(pod, 'rootfs-gone');
+    await run('umount', [join(h.skiff.root, 'runtime', 'containers', unmounted, 'rootfs')]);
+    await killRuntimeService((await h.skiff.servicePid('runtime-svc'))!, false);
+
+    for (const id of [later, dropped]) assert.equal((await h.containerStatus(id)).state, 'CONTAINER_CREATED');
+    const lost = await h.containerStatus(unmounted);
+    assert.equal(lost.state, 'CONTAINER_EXITED');
+    assert.match(lost.message, /root filesystem was no longer mounted/);
+    assert.deepEqual((await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_CREATED' } })).map((c) => c.id).sort(), [later, dropped].sort());
+    await callUnary(h.runtime, 'StartContainer', { container_id: later }, { timeoutMs: 30_000 });
+    const started = await h.containerStatus(later);
+    assert.equal(started.state, 'CONTAINER_RUNNING');
+    assert.equal(await runcStatus(later), 'running');
+    assert.deepEqual(await h.exec(later, ['echo', 'inside']), { code: 0, stdout: 'inside\n', stderr: '' });
+    await eventuallyTrue(async () => (await readFile(started.log_path, 'utf8').catch(() => '')).includes('stdout F up\n'), 'the log file has what the container printed');
+
+    for (const id of [dropped, unmounted]) {
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
+      await eventuallyTrue(async () => (await leftoversOf(id)).length === 0, `nothing of ${id} is left`);
+    }
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+    for (const id of [pod.id, later]) await eventuallyTrue(async () => (await leftoversOf(id)).length === 0, `nothing of ${id} is left`);
+  });
+
+  test('a StartContainer cut short inside `runc create`: undone at the restart, the container exited with StartError, then removable', async () => {
+    const pod = await h.runPod({}, 'held');
+    const id = await h.createContainer(pod, 'cut-short');
+    const heldRoot = join(h.skiff.runDir, 'runtimes', 'held');
+    const pid = (await h.skiff.servicePid('runtime-svc'))!;
+    await writeFile(HOLD_FILE, '');
+    try {
+      const start = callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }).then(
+        () => 'started',
+        () => 'cut short',
+      );
+      await eventuallyTrue(async () => (await processesNaming(id, 'create')).length > 0, '`runc create` runs');
+      process.kill(pid, 'SIGKILL');
+      assert.equal(await start, 'cut short');
+    } finally {
+      // The restarted runtime-svc waits for the create still in flight before it looks at the container.
+      await rm(HOLD_FILE, { force: true });
+    }
+    await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+    await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+
+    const after = await h.containerStatus(id);
+    assert.deepEqual([after.state, after.reason], ['CONTAINER_EXITED', 'StartError']);
+    assert.deepEqual(await processesNaming(id, 'conmon'), [], 'no monitor is left');
+    assert.equal(await runcStatus(id, heldRoot), undefined, 'runc has no container left');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+    for (const gone of [pod.id, id]) await eventuallyTrue(async () => (await leftoversOf(gone)).length === 0, `nothing of ${gone} is left`);
+  });
+});
+
+/** Host processes whose command line has `id` and `word` (conmon: its program's name). */
+async function processesNaming(id: string, word: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const argv = (await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (argv.includes(id) && (argv.includes(word) || argv[0]?.endsWith(word))) found.push(Number(name));
+  }
+  return found;
+}
+
+async function eventuallyTrue(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`never true: ${what}`);
+    await sleep(50);
+  }
+}
 
 /** After the kills: the runtime's answers agree with the machine, and removing everything leaves it clean. */
 async function checkFinalState(running: Set<string>): Promise<void> {

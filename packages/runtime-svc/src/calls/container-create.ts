@@ -3,11 +3,9 @@ import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
-import { runtimeForConmon } from '../daemon/runtime-handlers.js';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
-import { createContainerWithMonitor, type LogDriver } from '../conmon/conmon.js';
-import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
+import { createLogFile, forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -19,7 +17,7 @@ import { makeTraversable } from '../state/traversable.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
-import { mountOverlay, remountOverlayReadonly } from '../mounts/mounts.js';
+import { mountOverlay } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
 import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
 import { imageVolumesOf, leaseImageVolumes, mountImageVolumes } from '../mounts/image-volumes.js';
@@ -103,9 +101,12 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
 }
 
 /**
- * CreateContainer: an overlay rootfs from the image's layers, config.json from the image config and
- * the container config, and `runc create` under conmon, whose output goes to the journal tagged
- * with the container id, from where logs-svc writes the CRI log file. A failure removes whatever had been made.
+ * CreateContainer: everything that can be refused is checked first; then an overlay rootfs from the
+ * image's layers, config.json from the image config and the container config, logs-svc told to
+ * write the CRI log file (from the journal, where conmon will send the container's output), and
+ * the record, written once as "created". No process exists until StartContainer runs conmon and
+ * `runc create` + `runc start`, as containerd does. A failure removes whatever had been made; a
+ * crash before the record leaves a directory without one, which start-up recovery removes.
  */
 export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {
   const { config, name, image: imageRef } = validateRequest(request);
@@ -138,13 +139,14 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
     ctx.state.reserveContainerName(nameKey, id);
     const paths = ctx.paths.container(id);
+    const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
     const criStopSignal = config.stop_signal;
     const imageStopSignal = resolved.config.config?.StopSignal;
     const rec: ContainerRecord = {
       version: 1,
       id,
       sandboxId: sandbox.id,
-      phase: 'creating',
+      phase: 'created',
       metadata: { name, attempt: config.metadata?.attempt ?? 0 },
       fullName: `k8s_${name}_${sandbox.metadata.name}_${sandbox.metadata.namespace}_${sandbox.metadata.uid}_${config.metadata?.attempt ?? 0}`,
       nameKey,
@@ -164,21 +166,44 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       stdin: config.stdin,
       stdinOnce: config.stdin_once,
       rootfsMounted: false,
+      remountReadonly: protection.remountReadonlyAfterCreate && handler.kind === 'oci',
     };
     const tracksLog = ctx.journald && logPath !== '';
+    // The log file exists from here on, made beside the rest of the work: by logs-svc (or, when it
+    // is down, here); without journald conmon writes it from StartContainer on, and it is made here.
+    const logTracked = logPath
+      ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }).then(() => (tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : createLogFile(logPath)))
+      : undefined;
     try {
-      await fs.mkdir(paths.dir, { mode: 0o700 });
-      if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+      await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
+      // Last: a crash before it leaves a directory without a record, which start-up recovery removes.
       await ctx.records.saveContainer(rec);
       timer.mark('record');
+      ctx.state.containers.set(id, rec);
+      ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
+      timer.done();
+      ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
+      return { container_id: id };
+    } catch (err) {
+      await teardownContainer(ctx, rec).catch((cleanupErr: unknown) =>
+        ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
+      );
+      if (tracksLog) await forgetContainerLog(ctx, id);
+      ctx.state.releaseContainerName(nameKey, id);
+      timer.done('failed');
+      throw err;
+    }
+
+    /** The container's directory, its rootfs and config.json. */
+    async function prepareContainer(): Promise<void> {
+      const makeDirs = async (): Promise<void> => {
+        await fs.mkdir(paths.dir, { mode: 0o700 });
+        if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+        await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
+      };
       // The lease keeps the image's layers on disk for as long as this container exists.
-      const [lowerDirs] = await allSettledOrThrow([
-        ctx.images.acquireLease(id, resolved.image),
-        ...[paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })),
-      ]);
+      const [lowerDirs] = await allSettledOrThrow([ctx.images.acquireLease(id, resolved.image), makeDirs(), ensureHostPaths([...mounts, ...cdi.mounts])]);
       timer.mark('lease and dirs');
-      const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
-      await ensureHostPaths([...mounts, ...cdi.mounts]);
       const volumes = await leaseImageVolumes(ctx.images, id, paths.dir, imageVolumes);
       const specMounts = [...(await stageRecursiveReadonly(paths.dir, mounts)), ...volumes.map((v) => v.bind)];
       const hostDevices = security?.privileged ? await listHostDevices() : [];
@@ -222,59 +247,8 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       const builtSpec = buildSpec(specInput(user), ctx.facts);
       const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec, security?.readonly_rootfs ?? false) : builtSpec;
       if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
-      await allSettledOrThrow([
-        fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 }),
-        logPath ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }) : undefined,
-      ]);
+      await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
       timer.mark('user and spec');
-
-      // Output goes to the journal; logs-svc writes the CRI log file from it. Without journald
-      // there is nothing to read it from, so conmon writes the file itself. The container prints
-      // nothing before StartContainer, so logs-svc is told about it while runc creates it.
-      const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: logPath || paths.fallbackLog }];
-      const [, monitor] = await allSettledOrThrow([
-        tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined,
-        timer.time('conmon + runc create', createContainerWithMonitor({
-          conmonPath: ctx.config.runtime.conmon,
-          runtime: runtimeForConmon(handler),
-          id,
-          name: rec.fullName,
-          bundle: paths.bundle,
-          containerPidFile: paths.pidFile,
-          conmonPidFile: paths.conmonPidFile,
-          exitDir: ctx.paths.exitDir,
-          persistDir: paths.persist,
-          socketDir: ctx.paths.attachDir,
-          logDrivers,
-          ...(ctx.journald ? { logTag: id } : {}),
-          terminal: config.tty,
-          stdin: config.stdin,
-          leaveStdinOpen: config.stdin && !config.stdin_once,
-        })),
-      ]);
-      timer.mark('monitor and runc create');
-      if (protection.remountReadonlyAfterCreate && handler.kind === 'oci') {
-        await remountOverlayReadonly(paths.rootfs);
-        timer.mark('read-only root');
-      }
-      rec.pid = monitor.containerPid;
-      rec.conmonPid = monitor.conmonPid;
-      rec.phase = 'created';
-      await ctx.records.saveContainer(rec);
-      ctx.state.containers.set(id, rec);
-      ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
-      timer.mark('record');
-      timer.done();
-      ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
-      return { container_id: id };
-    } catch (err) {
-      await teardownContainer(ctx, rec).catch((cleanupErr: unknown) =>
-        ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
-      );
-      if (tracksLog) await forgetContainerLog(ctx, id);
-      ctx.state.releaseContainerName(nameKey, id);
-      timer.done('failed');
-      throw err;
     }
   });
 }

@@ -8,11 +8,18 @@ import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
-import { killHolder, startInSandbox } from '../container/sandboxed-start.js';
+import { startInSandbox } from '../container/sandboxed-start.js';
+import { createUnderMonitor, START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
-/** Starts a created container. If runc cannot start it, the container is left exited with reason StartError. */
+/**
+ * Starts a created container: conmon and `runc create` of the bundle CreateContainer prepared
+ * (container-launch.ts), then `runc start` (for a sandbox-kind runtime, the start of its holder's
+ * container). If either fails, what the attempt made is undone (runc's container, conmon, its
+ * files) and the container is left exited with reason StartError, as containerd leaves it:
+ * RemoveContainer removes it.
+ */
 export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output): Promise<cri.StartContainerResponse> {
   const rec = requireContainer(ctx, 'StartContainer', request.container_id);
   const timer = new StepTimer(ctx.log, 'StartContainer', { container: rec.id });
@@ -29,21 +36,32 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     timer.mark('checks');
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     const runc = handler.runc;
+    // A record from before StartContainer created containers has its runc container already.
+    const createdBefore = rec.pid !== undefined;
     try {
+      if (!createdBefore) {
+        const monitor = await createUnderMonitor(ctx, rec, timer);
+        rec.pid = monitor.containerPid;
+        rec.conmonPid = monitor.conmonPid;
+      }
       if (handler.kind === 'sandbox' && rec.pid !== undefined) await startInSandbox(runc, rec.id, rec.pid, ctx.paths.container(rec.id).bundle);
       else await runc.start(rec.id);
       timer.mark('runc start');
     } catch (err) {
       timer.done('failed');
-      await runc.kill(rec.id, 'SIGKILL', { all: true }).catch(() => undefined);
-      // The holder left by helpers/sandbox-runtime.sh would otherwise wait for a start forever.
-      if (handler.kind === 'sandbox') await killHolder(rec.id, ctx.paths.container(rec.id).pidFile);
+      // Exited before the undo, so that the exit conmon records meanwhile is not taken for the container's own.
       rec.phase = 'exited';
-      rec.exitCode = 128;
+      rec.exitCode = START_ERROR_EXIT_CODE;
       rec.finishedAt = nowNanos();
       rec.reason = 'StartError';
       rec.message = errorMessage(err);
+      await undoCreateUnderMonitor(ctx, rec).catch((undoErr: unknown) =>
+        ctx.log.error({ container: rec.id, err: errorMessage(undoErr) }, 'undoing a failed StartContainer failed; RemoveContainer finishes it'),
+      );
+      rec.pid = undefined;
+      rec.conmonPid = undefined;
       await ctx.records.saveContainer(rec);
+      ctx.exitWatch.exitRecorded(rec.id);
       ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
       throw new StatusError(status.INTERNAL, `container ${rec.id} could not be started: ${errorMessage(err)}`);
     }

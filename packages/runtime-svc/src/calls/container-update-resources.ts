@@ -1,15 +1,18 @@
 // CRI RuntimeService.UpdateContainerResources
+import { promises as fs } from 'node:fs';
+import { atomicWriteJson } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { resourcesOf } from '../container/container-spec.js';
 import { refreshContainer } from '../container/container-state.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { resourceLimits } from '../oci/spec-builder.js';
+import type { LinuxResources, Spec } from '../oci/runtime-spec.js';
 
 /**
- * Applies new cgroup limits to a created or running container with `runc update` and keeps them
- * as the container's reported resources. An exited container, or one in a runsc sandbox, just
- * records them.
+ * Applies new cgroup limits to a running container with `runc update`, or to the config.json of a
+ * created one (runc makes its cgroup at StartContainer), and keeps them as the container's reported
+ * resources. An exited container, or one in a runsc sandbox, just records them.
  */
 export async function updateContainerResourcesCall(ctx: RuntimeContext, request: cri.UpdateContainerResourcesRequest__Output): Promise<cri.UpdateContainerResourcesResponse> {
   const rec = requireContainer(ctx, 'UpdateContainerResources', request.container_id);
@@ -21,10 +24,18 @@ export async function updateContainerResourcesCall(ctx: RuntimeContext, request:
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     // A sandbox-kind runtime (runsc) keeps no per-container limits: the pod's cgroup, which the
     // kubelet resizes itself, bounds the whole sandbox.
-    if ((rec.phase === 'created' || rec.phase === 'running') && handler.kind === 'oci') await handler.runc.update(rec.id, limits);
+    if (handler.kind === 'oci' && rec.phase === 'created' && rec.pid === undefined) await updateSpecResources(ctx.paths.container(rec.id).spec, limits);
+    else if ((rec.phase === 'created' || rec.phase === 'running') && handler.kind === 'oci') await handler.runc.update(rec.id, limits);
     rec.resources = wanted;
     await ctx.records.saveContainer(rec);
     ctx.log.info({ container: rec.id, limits }, 'container resources updated');
   });
   return {};
+}
+
+/** As `runc update` does: the limits given replace those of the same kind, the others (device rules too) stay. */
+async function updateSpecResources(specPath: string, limits: Omit<LinuxResources, 'devices'>): Promise<void> {
+  const spec = JSON.parse(await fs.readFile(specPath, 'utf8')) as Spec;
+  spec.linux.resources = { ...spec.linux.resources, ...limits };
+  await atomicWriteJson(specPath, spec);
 }

@@ -24,7 +24,9 @@ export interface ContainerFilterFields {
 async function exitCandidates(ctx: RuntimeContext): Promise<(rec: ContainerRecord) => boolean> {
   const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
   return (rec) =>
-    (rec.phase === 'created' || rec.phase === 'running') && (exitFiles.has(rec.id) || rec.pid === undefined || !isProcessAlive(rec.pid));
+    (rec.phase === 'created' || rec.phase === 'running') &&
+    // A created container has no process before StartContainer: only an exit file would say anything.
+    (exitFiles.has(rec.id) || (rec.pid === undefined ? rec.phase === 'running' : !isProcessAlive(rec.pid)));
 }
 
 /** Containers matching a filter (id and sandbox id exact or prefix, state, labels), oldest first, refreshed. */

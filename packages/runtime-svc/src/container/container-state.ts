@@ -105,9 +105,12 @@ function endInSandbox(ctx: RuntimeContext, rec: ContainerRecord): void {
 
 /**
  * The container as status calls report it: from memory while the exit watcher vouches for it and
- * its process is alive (no file read); otherwise brought up to date as refreshContainer does.
+ * its process is alive or it has none yet (no file read); otherwise brought up to date as
+ * refreshContainer does.
  */
 export async function currentContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<ContainerRecord> {
   if ((rec.phase === 'created' || rec.phase === 'running') && rec.pid !== undefined && ctx.exitWatch.current(rec.id) && isProcessAlive(rec.pid)) return rec;
+  // Not started: there is no process that could have exited.
+  if (rec.phase === 'created' && rec.pid === undefined && ctx.exitWatch.current(rec.id)) return rec;
   return refreshContainer(ctx, rec);
 }

@@ -2,19 +2,28 @@ import { stopContainer } from '../oci/stop-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { StepTimer } from '@skiff/common';
-import { refreshContainer } from './container-state.js';
+import { exitReason, refreshContainer } from './container-state.js';
+import { nowNanos } from '../util/time.js';
 import { killHolder } from './sandboxed-start.js';
+
+/** The exit code a container stopped before StartContainer is given: as if killed (128 + SIGKILL). */
+export const NEVER_STARTED_EXIT_CODE = 137;
 
 /**
  * Stops a container (the caller holds its lock): the stop signal, SIGKILL once `timeoutSeconds`
- * have passed. A container that was created but never started is killed at once. Stopping one
- * that has already exited does nothing.
+ * have passed. A container that was created but never started has no process: it becomes exited
+ * at once. Stopping one that has already exited does nothing.
  */
 export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRecord, timeoutSeconds: number): Promise<void> {
   const timer = new StepTimer(ctx.log, 'container stop', { container: rec.id });
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   timer.mark('refresh');
+  if (rec.phase === 'created' && rec.pid === undefined) {
+    await stopNeverStarted(ctx, rec);
+    timer.done();
+    return;
+  }
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // A created container's process is still runc's, waiting to exec the command: it has printed
   // nothing, so its exit needs no wait for the log.
@@ -27,4 +36,14 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   await refreshContainer(ctx, rec, { neverRan });
   timer.mark('refresh after exit');
   timer.done();
+}
+
+async function stopNeverStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
+  rec.phase = 'exited';
+  rec.exitCode = NEVER_STARTED_EXIT_CODE;
+  rec.finishedAt = nowNanos();
+  rec.reason = exitReason(NEVER_STARTED_EXIT_CODE, false);
+  rec.message = 'stopped before it was started';
+  await ctx.records.saveContainer(rec);
+  ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
 }

@@ -44,7 +44,7 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
  * asks the sandbox to destroy it): the dead sandbox is deleted first, which takes its containers
  * with it.
  */
-async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>): Promise<void> {
+export async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>): Promise<void> {
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   try {
     await handler.runc.delete(rec.id, { force: true });
@@ -64,13 +64,14 @@ async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord,
  */
 export async function teardownContainer(
   ctx: RuntimeContext,
-  rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'phase' | 'runtimeHandler' | 'cgroupsPath'> & Partial<Pick<ContainerRecord, 'mounts'>>,
+  rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'phase' | 'runtimeHandler' | 'cgroupsPath'> & Partial<Pick<ContainerRecord, 'mounts' | 'pid'>>,
   timer?: StepTimer,
 ): Promise<void> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  // Only a create that never finished can have a `runc create` still running.
-  if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);
+  // Only a create that never finished (a record from before StartContainer ran `runc create`, or a
+  // StartContainer cut short) can have a `runc create` still running.
+  if (rec.phase === 'creating' || (rec.phase === 'created' && rec.pid === undefined)) await awaitCreateInFlight(rec.id, handler.runc.root);
   await deleteFromRuntime(ctx, rec);
   timer?.mark('runc delete');
   await killMonitor(rec.id, paths.conmonPidFile);

@@ -35,7 +35,9 @@ export async function withExistingContainer(ctx: RuntimeContext, call: string, i
 export async function requireRunningContainer(ctx: RuntimeContext, call: string, id: string): Promise<ContainerRecord> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, call, id));
   if (rec.phase !== 'running') {
-    throw new StatusError(status.FAILED_PRECONDITION, `${call}: container ${rec.id} is ${containerState(rec)}; it must be running`);
+    // A created container has no process yet (StartContainer makes it), so nothing to attach or exec to.
+    const hint = rec.phase === 'created' ? ' (start it with StartContainer first)' : '';
+    throw new StatusError(status.FAILED_PRECONDITION, `${call}: container ${rec.id} is ${containerState(rec)}; it must be running${hint}`);
   }
   return rec;
 }

@@ -50,7 +50,7 @@ export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath
 }
 
 /** The empty log file, made without following a link or blocking on a FIFO someone put at its path. */
-async function createLogFile(logPath: string): Promise<void> {
+export async function createLogFile(logPath: string): Promise<void> {
   let handle;
   try {
     handle = await fs.open(logPath, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);

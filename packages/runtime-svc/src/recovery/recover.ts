@@ -1,7 +1,7 @@
 import { leaseOwner } from '../mounts/image-volumes.js';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { removeAtomicWriteDebris, errorMessage } from '@skiff/common';
+import { readPidFile, removeAtomicWriteDebris, errorMessage } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
 import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
@@ -13,6 +13,7 @@ import { podNameKey } from '../state/state-index.js';
 import { CGROUP_ROOT, removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { releaseStartGate } from '../container/sandboxed-start.js';
+import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
 
 export interface RecoveryReport {
@@ -123,6 +124,10 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
+  if (rec.phase === 'created' && rec.pid === undefined) {
+    await checkNotStarted(ctx, rec);
+    return;
+  }
   // The pid may belong to another process by now (after a reboot); runc knows whether it is ours.
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   const state = await handler.runc.stateIfExists(rec.id);
@@ -142,6 +147,58 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
   rec.reason = 'Error';
   rec.message = 'the container was gone when the runtime started again, with no exit code recorded';
   await ctx.records.saveContainer(rec);
+}
+
+/**
+ * A created container whose record has no process: CreateContainer's, with no StartContainer yet
+ * (nothing to do: it can be started, unless a reboot took its rootfs mount, which leaves it exited),
+ * or with one the crash cut short. A start that got as far
+ * as `runc start` left the container running: it is recorded so. One cut short before conmon ran
+ * `runc create` is undone and the container stays created; one cut short after is undone and the
+ * container is left exited with reason StartError, as a StartContainer that fails leaves it.
+ */
+async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
+  const paths = ctx.paths.container(rec.id);
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  await awaitCreateInFlight(rec.id, handler.runc.root);
+  const state = await handler.runc.stateIfExists(rec.id);
+  if (state?.status === 'running') {
+    const [pid, conmonPid] = await Promise.all([readPidFile(paths.pidFile), readPidFile(paths.conmonPidFile)]);
+    if (pid !== undefined && conmonPid !== undefined) {
+      if (handler.kind === 'sandbox') await releaseStartGate(paths.bundle);
+      rec.pid = pid;
+      rec.conmonPid = conmonPid;
+      rec.phase = 'running';
+      rec.startedAt = nowNanos();
+      await ctx.records.saveContainer(rec);
+      return;
+    }
+  }
+  if (state || (await pathExists(paths.conmonPidFile)) || (await pathExists(paths.pidFile))) await undoCreateUnderMonitor(ctx, rec);
+  if (!state) {
+    // After a reboot the record outlives its rootfs mount: there is nothing left to start.
+    if ((await mountsUnder(paths.rootfs)).includes(paths.rootfs)) return;
+    rec.phase = 'exited';
+    rec.exitCode = UNKNOWN_EXIT_CODE;
+    rec.finishedAt = nowNanos();
+    rec.reason = 'Error';
+    rec.message = 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started';
+    await ctx.records.saveContainer(rec);
+    return;
+  }
+  rec.phase = 'exited';
+  rec.exitCode = START_ERROR_EXIT_CODE;
+  rec.finishedAt = nowNanos();
+  rec.reason = 'StartError';
+  rec.message = 'runtime-svc was restarted while StartContainer ran; the container was not started';
+  await ctx.records.saveContainer(rec);
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  return fs.access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A sandbox or container directory without a readable record: its create never got further than that. */

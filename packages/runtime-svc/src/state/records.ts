@@ -98,6 +98,12 @@ export interface ContainerRecord {
   stdin: boolean;
   stdinOnce: boolean;
   rootfsMounted: boolean;
+  /**
+   * The overlay is to be remounted read-only once runc has created the container (see
+   * rootfs-protection.ts). Absent in records written before StartContainer created the container.
+   */
+  remountReadonly?: boolean;
+  /** runc's init (conmon's "container pid"): set by StartContainer, absent while the container is only created. */
   pid?: number;
   conmonPid?: number;
 }

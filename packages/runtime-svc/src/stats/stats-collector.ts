@@ -96,7 +96,8 @@ export class StatsCollector {
   /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
   async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
-    if ((rec.phase === 'running' || rec.phase === 'created') && sandboxed) {
+    // runsc knows a container from StartContainer on (when it gets a pid).
+    if ((rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined && sandboxed) {
       const [sample, layer] = await Promise.all([readSandboxedSample(sandboxed.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
       return { sample, detail: {}, layer };
     }
@@ -137,7 +138,7 @@ export class StatsCollector {
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
-    if (sandboxed) return rec.phase === 'running' || rec.phase === 'created' ? readSandboxedSample(sandboxed.runc, rec.id) : {};
+    if (sandboxed) return (rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined ? readSandboxedSample(sandboxed.runc, rec.id) : {};
     const dirs = await this.containerDirs(rec);
     return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
