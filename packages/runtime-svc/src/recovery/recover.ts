@@ -141,12 +141,7 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
     return;
   }
   if (state && state.status !== 'stopped') return;
-  rec.phase = 'exited';
-  rec.exitCode = UNKNOWN_EXIT_CODE;
-  rec.finishedAt = nowNanos();
-  rec.reason = 'Error';
-  rec.message = 'the container was gone when the runtime started again, with no exit code recorded';
-  await ctx.records.saveContainer(rec);
+  await saveExited(ctx, rec, UNKNOWN_EXIT_CODE, 'Error', 'the container was gone when the runtime started again, with no exit code recorded');
 }
 
 /**
@@ -178,19 +173,19 @@ async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promi
   if (!state) {
     // After a reboot the record outlives its rootfs mount: there is nothing left to start.
     if ((await mountsUnder(paths.rootfs)).includes(paths.rootfs)) return;
-    rec.phase = 'exited';
-    rec.exitCode = UNKNOWN_EXIT_CODE;
-    rec.finishedAt = nowNanos();
-    rec.reason = 'Error';
-    rec.message = 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started';
-    await ctx.records.saveContainer(rec);
+    await saveExited(ctx, rec, UNKNOWN_EXIT_CODE, 'Error', 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started');
     return;
   }
+  await saveExited(ctx, rec, START_ERROR_EXIT_CODE, 'StartError', 'runtime-svc was restarted while StartContainer ran; the container was not started');
+}
+
+/** Records the container as exited now, for a reason recovery found. */
+async function saveExited(ctx: RuntimeContext, rec: ContainerRecord, exitCode: number, reason: string, message: string): Promise<void> {
   rec.phase = 'exited';
-  rec.exitCode = START_ERROR_EXIT_CODE;
+  rec.exitCode = exitCode;
   rec.finishedAt = nowNanos();
-  rec.reason = 'StartError';
-  rec.message = 'runtime-svc was restarted while StartContainer ran; the container was not started';
+  rec.reason = reason;
+  rec.message = message;
   await ctx.records.saveContainer(rec);
 }
 
