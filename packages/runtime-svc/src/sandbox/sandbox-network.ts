@@ -50,15 +50,15 @@ export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxReco
 }
 
 /**
- * CNI DEL of both attachments, while the namespace still exists (plugins read addresses from it).
- * Succeeds when they were never added or are already gone, so it can be repeated.
+ * CNI DEL of the pod network, while the namespace still exists (plugins read addresses from it).
+ * Succeeds when it was never added or is already gone, so it can be repeated. Every caller
+ * removes the namespace right after, so the loopback attachment is only forgotten: the loopback
+ * plugin holds nothing outside the namespace, and its DEL would only set `lo` down in it.
  */
 export async function detachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (!rec.network || !rec.netnsPath) return;
   // A namespace file with nothing mounted on it (after a reboot) makes plugins fail; an empty
   // CNI_NETNS tells them to release what they hold outside the namespace (addresses, rules).
   const netns = (await ctx.netns.exists(rec.id)) ? rec.netnsPath : '';
-  // The two attachments are independent: they are released at the same time.
-  const loopback = { containerId: rec.id, netns, ifName: 'lo' };
-  await allSettledOrThrow([ctx.cni.del(rec.network, podAttachment(ctx, rec, netns)), netns ? ctx.cni.del(LOOPBACK_NETWORK, loopback) : ctx.cni.forget(LOOPBACK_NETWORK, loopback)]);
+  await allSettledOrThrow([ctx.cni.del(rec.network, podAttachment(ctx, rec, netns)), ctx.cni.forget(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' })]);
 }
