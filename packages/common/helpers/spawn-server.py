@@ -16,9 +16,9 @@ Answers, one JSON object a line on stdout:
 The semantics are runCommand's: stdin is the input (then closed) or /dev/null; stdout and stderr
 are collected, or go to /dev/null with discardOutput; a command still running at timeoutMs is
 killed with SIGKILL; output is read until both pipes close, or for drainMs after the command has
-exited (a background process it left may hold them open). At the end of input this process exits
-at once and leaves the commands still running to finish on their own, as a killed daemon's own
-children would.
+exited (a background process it left may hold them open). Once the daemon is gone (the end of
+input, or a request read after its death) this process exits at once: it starts nothing more, and
+leaves the commands still running to finish on their own, as a killed daemon's own children would.
 """
 import base64
 import errno
@@ -32,6 +32,7 @@ import time
 
 sel = selectors.DefaultSelector()
 jobs = {}
+DAEMON = os.getppid()
 
 
 def now_ms():
@@ -46,6 +47,9 @@ def answer(message):
         except BlockingIOError:
             selectors.DefaultSelector().select(0.01)
             continue
+        except BrokenPipeError:
+            # The daemon is gone.
+            os._exit(0)
         data = data[written:]
 
 
@@ -182,6 +186,10 @@ class Job:
 
 
 def handle(line):
+    # A request the daemon sent just before it died is not started: a command starts only while
+    # the daemon lives, so its successor finds every command it left in its process group.
+    if os.getppid() != DAEMON:
+        os._exit(0)
     try:
         request = json.loads(line)
     except ValueError:
