@@ -97,6 +97,8 @@ describe('netns + CNI with the real plugins', { skip: !isRoot && 'needs root' },
     assert.equal(await netns.exists(`${name}-x`), true);
     await assert.rejects(netns.create(`${name}-x`), /already exists/);
     assert.match(await sh('nsenter', [`--net=${path}`, 'ip', '-o', 'link']), /^1: lo:/);
+    // Made with lo up: no loopback plugin is needed.
+    assert.match(await sh('nsenter', [`--net=${path}`, 'ip', '-o', 'addr', 'show', 'lo']), /inet 127\.0\.0\.1\/8/);
     // A stale file (as after a reboot) is listed as unmounted and removable.
     await fs.writeFile(join(runDir, 'netns', `${name}-stale`), '');
     const listed = await netns.list();

@@ -39,21 +39,21 @@ function podAttachment(ctx: RuntimeContext, rec: SandboxRecord, netns: string): 
   };
 }
 
-/** CNI ADD of loopback and the pod network into the sandbox's namespace; resolves with the pod's addresses. */
+/**
+ * CNI ADD of the pod network into the sandbox's namespace; resolves with the pod's addresses.
+ * Loopback needs no plugin: the namespace is made with `lo` up (NetnsManager).
+ */
 export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<PodIp[]> {
   if (!rec.network || !rec.netnsPath) throw new Error(`sandbox ${rec.id} has no network to attach`);
-  const [, pod] = await allSettledOrThrow([
-    ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' }),
-    ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)),
-  ]);
-  return podIpsFromResult(pod);
+  return podIpsFromResult(await ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)));
 }
 
 /**
  * CNI DEL of the pod network, while the namespace still exists (plugins read addresses from it).
- * Succeeds when it was never added or is already gone, so it can be repeated. Every caller
- * removes the namespace right after, so the loopback attachment is only forgotten: the loopback
- * plugin holds nothing outside the namespace, and its DEL would only set `lo` down in it.
+ * Succeeds when it was never added or is already gone, so it can be repeated. Pods started by
+ * earlier versions also have a loopback attachment; every caller removes the namespace right
+ * after, so it is only forgotten: the loopback plugin holds nothing outside the namespace, and
+ * its DEL would only set `lo` down in it.
  */
 export async function detachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (!rec.network || !rec.netnsPath) return;
