@@ -1,8 +1,8 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandTimeoutError, runCommand } from './run-command.js';
+import { CommandTimeoutError, runCommand, runCommandsThroughSpawnServer, stopSpawnServer } from './run-command.js';
 
-describe('runCommand', () => {
+function behavesAsRunCommand(): void {
   it('collects output, exit code and stdin', async () => {
     const r = await runCommand('sh', ['-c', 'cat; echo err >&2; exit 3'], { input: 'in' });
     assert.deepEqual(r, { code: 3, signal: null, stdout: 'in', stderr: 'err\n' });
@@ -24,4 +24,33 @@ describe('runCommand', () => {
   it('rejects when the program does not exist', async () => {
     await assert.rejects(runCommand('/no/such/program', []), /cannot run \/no\/such\/program/);
   });
+
+  it('reports a signal, passes the environment and discards output when asked', async () => {
+    assert.deepEqual(await runCommand('sh', ['-c', 'kill -KILL $$']), { code: null, signal: 'SIGKILL', stdout: '', stderr: '' });
+    assert.equal((await runCommand('sh', ['-c', 'echo $SKIFF_TEST_VALUE'], { env: { PATH: process.env['PATH'], SKIFF_TEST_VALUE: 'x y' } })).stdout, 'x y\n');
+    assert.deepEqual(await runCommand('sh', ['-c', 'echo out; echo err >&2'], { discardOutput: true }), { code: 0, signal: null, stdout: '', stderr: '' });
+  });
+
+  it('gives the child default signal dispositions and binary-safe input', async () => {
+    // SIGPIPE at its default kills `yes` when its reader goes away; ignored, it would loop on EPIPE.
+    const r = await runCommand('sh', ['-c', 'yes | head -c 3 >/dev/null; grep SigIgn /proc/self/status'], { timeoutMs: 10_000 });
+    assert.match(r.stdout, /SigIgn:\s+0+\n/);
+    const input = Buffer.from([0, 255, 10, 128]);
+    assert.equal((await runCommand('od', ['-An', '-tx1'], { input })).stdout.trim(), '00 ff 0a 80');
+  });
+
+  it('runs many commands at once', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => runCommand('sh', ['-c', `echo ${i}`])));
+    assert.deepEqual(results.map((r) => r.stdout), Array.from({ length: 20 }, (_, i) => `${i}\n`));
+  });
+}
+
+describe('runCommand', () => {
+  behavesAsRunCommand();
+});
+
+describe('runCommand through the spawn server', () => {
+  before(() => assert.equal(runCommandsThroughSpawnServer(), true));
+  after(() => stopSpawnServer());
+  behavesAsRunCommand();
 });

@@ -1,4 +1,6 @@
 import { spawn, type StdioOptions } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { SpawnServer } from './spawn-server.js';
 
 export interface RunCommandOptions {
   /** Bytes written to the child's stdin, which is then closed; without it stdin is /dev/null. */
@@ -41,11 +43,43 @@ export class CommandTimeoutError extends Error {
 
 const DEFAULT_DRAIN_MS = 250;
 
+let spawnServer: SpawnServer | undefined;
+
+/**
+ * From now on this process's commands (those without a `cwd`) are started by a small helper
+ * process instead of by Node, which forks the whole process for each and holds the event loop
+ * meanwhile (see spawn-server.ts). For a daemon that starts many commands at once. False, and
+ * nothing changes, when the helper's interpreter is missing.
+ */
+export function runCommandsThroughSpawnServer(onError?: (message: string) => void): boolean {
+  try {
+    accessSync('/usr/bin/python3', constants.X_OK);
+  } catch {
+    return false;
+  }
+  spawnServer ??= new SpawnServer(onError);
+  return true;
+}
+
+/** Back to Node's own spawn (stops the helper; commands it started run on). */
+export function stopSpawnServer(): void {
+  spawnServer?.close();
+  spawnServer = undefined;
+}
+
+async function runThroughServer(server: SpawnServer, file: string, args: readonly string[], options: RunCommandOptions): Promise<CommandResult> {
+  const outcome = await server.run(file, args, options);
+  if ('result' in outcome) return outcome.result;
+  if ('timedOut' in outcome) throw new CommandTimeoutError([file, ...args].join(' '), options.timeoutMs ?? 0, outcome.stderr);
+  throw Object.assign(new Error(`cannot run ${file}: ${outcome.spawnError}`), { code: outcome.errno });
+}
+
 /**
  * Runs a program to completion and collects its output. Resolves with a non-zero exit code as a
  * normal result: callers decide what a failure means for them.
  */
 export function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
+  if (spawnServer && options.cwd === undefined) return runThroughServer(spawnServer, file, args, options);
   const output = options.discardOutput ? 'ignore' : 'pipe';
   const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', output, output];
   return new Promise((resolve, reject) => {

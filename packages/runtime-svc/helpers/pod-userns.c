@@ -5,10 +5,10 @@
  * Usage:
  *   pod-userns USERNS_FILE NETNS_FILE HOST_UID HOST_GID SIZE
  *       A child unshares a new user namespace and a network namespace (one unshare(2), so the
- *       user namespace owns the network namespace); this process writes the child's uid and gid
- *       maps ("0 HOST_UID SIZE", "0 HOST_GID SIZE") and bind-mounts its namespace files onto
- *       USERNS_FILE and NETNS_FILE (existing files), which keep both namespaces alive; then the
- *       child exits. No process stays behind. All or nothing: on a failure the bind mounts
+ *       user namespace owns the network namespace) and sets `lo` up in it; this process writes
+ *       the child's uid and gid maps ("0 HOST_UID SIZE", "0 HOST_GID SIZE") and bind-mounts its
+ *       namespace files onto USERNS_FILE and NETNS_FILE (existing files), which keep both
+ *       namespaces alive; then the child exits. No process stays behind. All or nothing: on a failure the bind mounts
  *       already made are undone.
  *
  * Exit status: 0 done; 1 failed (the reason on stderr); 2 usage; 3 the kernel lacks user
@@ -26,6 +26,8 @@
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "loopback-up.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 3 };
 
@@ -63,9 +65,14 @@ static int bind_ns(pid_t pid, const char *kind, const char *target) {
   return 0;
 }
 
-/* The child: unshares, reports the errno (0 for success) on `report`, waits for `release` to close. */
+/*
+ * The child: unshares, sets `lo` up (root of the new user namespace, it may), reports the errno
+ * (0 for success; -1 when lo could not be set up, said on stderr) on `report`, waits for `release`
+ * to close.
+ */
 static void child(int report, int release) {
   int err = unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0 ? errno : 0;
+  if (err == 0 && loopback_up() < 0) err = -1;
   if (write(report, &err, sizeof err) != sizeof err) _exit(1);
   char byte;
   while (read(release, &byte, 1) < 0 && errno == EINTR) {
@@ -107,6 +114,8 @@ int main(int argc, char **argv) {
   while (got < 0 && errno == EINTR);
   if (got != sizeof err) {
     fprintf(stderr, "the namespace child exited before it unshared\n");
+  } else if (err == -1) {
+    /* The child said why. */
   } else if (err != 0) {
     if (err == EINVAL || err == ENOSYS) {
       fprintf(stderr, "the kernel lacks user namespaces (CONFIG_USER_NS): unshare(CLONE_NEWUSER|CLONE_NEWNET): %s\n", strerror(err));

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, reloadConfigOnSighup, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
@@ -15,6 +15,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('runtime-svc', config.log_level);
+  // Every call runs commands (runc, CNI plugins, mount): started from a small helper, they do not
+  // fork this daemon nor hold its event loop, so calls made at once do not queue behind each other.
+  if (!runCommandsThroughSpawnServer((message) => log.warn(message))) log.warn('/usr/bin/python3 is missing: commands are started by the daemon itself');
   // runc, conmon and catatonit are checked where the runtime opens; these run from PATH.
   await requireHostTools([
     { name: 'mount', path: 'mount', debianPackage: 'mount' },

@@ -12,5 +12,5 @@ export async function installDefaultNetwork(config: SkiffConfig, log: Logger): P
   if (existing.length > 0) return;
   const path = join(dir, DEFAULT_CONFLIST_FILE);
   await atomicWriteFile(path, DEFAULT_BRIDGE_CONFLIST, 0o644);
-  log.info({ path }, 'installed the default pod network (bridge + host-local + portmap + loopback)');
+  log.info({ path }, 'installed the default pod network (bridge + host-local + portmap)');
 }

@@ -7,7 +7,7 @@ import { removeCgroup } from '../cgroups/cgroups.js';
 import { seccompFor } from '../container/security-profiles.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
-import { writePodFiles } from '../sandbox/pod-files.js';
+import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
@@ -25,10 +25,10 @@ const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
 /**
  * RunPodSandbox: network namespace (in a user namespace of the pod's own when it asks for one) +
  * CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
- * The record is written first (phase "creating") and each step registers its undo before it
- * runs (every undo tolerates its object being absent); a failure runs them in reverse, so nothing
- * is left behind, and a crash leaves a "creating" record that start-up recovery tears down the
- * same way.
+ * The record (phase "creating") is on disk before CNI ADD and the pause start, and each step
+ * registers its undo before it runs (every undo tolerates its object being absent); a failure
+ * runs them in reverse, so nothing is left behind, and a crash leaves a "creating" record (or,
+ * before it, a directory without one) that start-up recovery tears down the same way.
  */
 export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output): Promise<cri.RunPodSandboxResponse> {
   const startedAt = performance.now();
@@ -61,38 +61,49 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
     if (rec.userns) await makeTraversable(ctx.config.root, paths.dir);
-    await ctx.records.saveSandbox(rec);
-    timer.mark('record');
 
     if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
     if (rec.userns) undo.push(() => unmountIfMounted(paths.userns));
     const podShm = rec.namespaces.ipc !== 'NODE';
     if (podShm) undo.push(() => unmountIfMounted(paths.shm));
+    // The namespaces, /dev/shm and the pod files are made while the record is written: a crash
+    // before the record is on disk leaves a directory without one, which start-up recovery
+    // removes with the namespace and the mounts under it. What recovery could only undo from
+    // the record (the address CNI ADD allocates, the pause's cgroup) waits for it.
     await allSettledOrThrow([
+      timer.time('record (creating)', ctx.records.saveSandbox(rec)),
       fs.mkdir(paths.rootfs, { mode: 0o755 }),
       network ? timer.time('netns', rec.userns ? ctx.netns.createInUserNamespace(id, paths.userns, rec.userns) : ctx.netns.create(id)) : undefined,
       podShm ? timer.time('shm', fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS))) : undefined,
+      timer.time('pod files', writePodFilesBeforeNetwork(rec, paths)),
     ]);
     // runc makes the mount points in it as the pod's root.
     if (rec.userns) await fs.chown(paths.rootfs, rec.userns.uid.hostID, rec.userns.gid.hostID);
-    timer.mark('netns, shm and rootfs dir');
+    timer.mark('record, netns, shm and rootfs dir');
     rec.shmMounted = podShm;
 
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
     if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
     undo.push(() => deleteSandboxContainer(ctx, rec));
     // The pod network and the pause container only share the namespaces, which exist already:
-    // set both up at once (the two slowest steps of a pod start).
+    // set both up at once (the two slowest steps of a pod start); hosts is written as soon as
+    // the addresses are known.
     const [ips, pause] = await allSettledOrThrow([
-      network ? timer.time('CNI ADD', attachSandboxNetwork(ctx, rec)) : [],
+      network
+        ? timer.time(
+            'CNI ADD',
+            attachSandboxNetwork(ctx, rec).then(async (podIps) => {
+              await writeHostsFile(rec, paths, podIps);
+              return podIps;
+            }),
+          )
+        : [],
       timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
     ]);
     timer.mark('network and pause');
     rec.ips = ips;
     rec.pid = pause.pid;
     rec.pidStartTime = pause.startTime;
-    await writePodFiles(rec, paths);
-    timer.mark('pod files');
 
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
@@ -100,7 +111,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     ctx.events.sandbox(rec, 'CONTAINER_CREATED_EVENT');
     ctx.events.sandbox(rec, 'CONTAINER_STARTED_EVENT');
     ctx.state.releaseUserns(id);
-    timer.mark('record');
+    timer.mark('record (ready)');
     timer.done();
     ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
     return { pod_sandbox_id: id };

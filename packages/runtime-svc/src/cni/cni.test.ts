@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRoot, uniqueName } from '@skiff/test-support';
 import { runCommand, bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from '@skiff/common';
-import { CniError, CniRunner } from './cni.js';
+import { CniError, CniRunner, pluginIsIdle } from './cni.js';
 import { NetnsManager } from './netns.js';
 import { podIpsFromResult } from './result.js';
 
@@ -34,6 +34,23 @@ async function freePort(): Promise<number> {
     });
   });
 }
+
+describe('plugins left out of a chain', () => {
+  const portmap = { type: 'portmap', capabilities: { portMappings: true } };
+  const mapping = { hostPort: 8080, containerPort: 80, protocol: 'tcp' as const };
+  const attachment = { containerId: 'c', netns: '/run/netns/c' };
+  it('skips portmap only when it is given no port mappings', () => {
+    assert.equal(pluginIsIdle(portmap, attachment), true);
+    assert.equal(pluginIsIdle(portmap, { ...attachment, capabilityArgs: { portMappings: [] } }), true);
+    assert.equal(pluginIsIdle(portmap, { ...attachment, capabilityArgs: { portMappings: [mapping] } }), false);
+    // Without the capability declared it never receives mappings.
+    assert.equal(pluginIsIdle({ type: 'portmap' }, { ...attachment, capabilityArgs: { portMappings: [mapping] } }), true);
+  });
+  it('runs every other plugin', () => {
+    assert.equal(pluginIsIdle({ type: 'bridge' }, attachment), false);
+    assert.equal(pluginIsIdle({ type: 'bandwidth', capabilities: { bandwidth: true } }, attachment), false);
+  });
+});
 
 async function sh(cmd: string, args: string[]): Promise<string> {
   const r = await runCommand(cmd, args, { timeoutMs: 15_000 });
@@ -80,6 +97,8 @@ describe('netns + CNI with the real plugins', { skip: !isRoot && 'needs root' },
     assert.equal(await netns.exists(`${name}-x`), true);
     await assert.rejects(netns.create(`${name}-x`), /already exists/);
     assert.match(await sh('nsenter', [`--net=${path}`, 'ip', '-o', 'link']), /^1: lo:/);
+    // Made with lo up: no loopback plugin is needed.
+    assert.match(await sh('nsenter', [`--net=${path}`, 'ip', '-o', 'addr', 'show', 'lo']), /inet 127\.0\.0\.1\/8/);
     // A stale file (as after a reboot) is listed as unmounted and removable.
     await fs.writeFile(join(runDir, 'netns', `${name}-stale`), '');
     const listed = await netns.list();

@@ -57,6 +57,22 @@ export interface CniRunnerOptions {
 
 type Command = 'ADD' | 'DEL' | 'CHECK';
 
+/**
+ * Plugins whose only work is what one capability argument asks for: given none, their ADD passes
+ * the previous result on unchanged and their DEL finds nothing of theirs to remove (portmap
+ * without portMappings makes no rules). They are not run then: one process fewer, in sequence
+ * with the others, on every pod's start and stop.
+ */
+const CAPABILITY_ONLY_PLUGINS: Readonly<Record<string, string>> = { portmap: 'portMappings' };
+
+/** Whether running `plugin` for `a` would change nothing (see CAPABILITY_ONLY_PLUGINS). */
+export function pluginIsIdle(plugin: CniPluginConfig, a: Attachment): boolean {
+  const capability = CAPABILITY_ONLY_PLUGINS[plugin.type];
+  if (capability === undefined) return false;
+  const value = plugin.capabilities?.[capability] ? a.capabilityArgs?.[capability] : undefined;
+  return !(Array.isArray(value) && value.length > 0);
+}
+
 /** Runs CNI network configurations against network namespaces, as the CNI spec's section 3 describes. */
 export class CniRunner {
   readonly binDirs: readonly string[];
@@ -94,7 +110,10 @@ export class CniRunner {
   /** ADD: runs the plugins in order, each given the previous one's result. Caches the final result. */
   async add(network: CniNetworkConfig, a: Attachment): Promise<CniResult> {
     let prev: CniResult | undefined;
-    for (const plugin of network.plugins) prev = await this.invoke('ADD', network, plugin, a, prev);
+    for (const plugin of network.plugins) {
+      if (prev && pluginIsIdle(plugin, a)) continue;
+      prev = await this.invoke('ADD', network, plugin, a, prev);
+    }
     if (!prev) throw new CniError(network.name, 'ADD', undefined, 'the network has no plugins');
     await fs.mkdir(this.cacheDir, { recursive: true, mode: 0o700 });
     await atomicWriteJson(this.cacheFile(network.name, a), { network, attachment: a, result: prev } satisfies CachedAttachment);
@@ -111,7 +130,9 @@ export class CniRunner {
     const cached = await readJsonIfExists<CachedAttachment>(file);
     const net = cached?.network ?? network;
     const attachment: Attachment = { ...(cached?.attachment ?? {}), ...a };
-    for (const plugin of [...net.plugins].reverse()) await this.invoke('DEL', net, plugin, attachment, cached?.result);
+    for (const plugin of [...net.plugins].reverse()) {
+      if (!pluginIsIdle(plugin, attachment)) await this.invoke('DEL', net, plugin, attachment, cached?.result);
+    }
     await fs.rm(file, { force: true });
   }
 

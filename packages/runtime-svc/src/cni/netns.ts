@@ -9,12 +9,12 @@ import { mountPoints, mountTable } from '../mounts/mountinfo.js';
  * Named network namespaces that outlive every process in them: each is an nsfs bind mount on
  * a file in our own run directory (like `ip netns add` does under /run/netns).
  *
- * `ip netns` cannot be pointed at another directory (iproute2 compiles the path in), so we use
- * util-linux instead: `unshare --net=<file> true` creates the namespace and bind-mounts it onto
- * the file; `umount` + unlink removes it. Like iproute2, we first make the directory a shared
- * mount of its own, so that when a namespace is unmounted the unmount also reaches copies of
- * the mount in other mount namespaces (for example a container that bind-mounted /run), which
- * would otherwise keep the namespace alive.
+ * `ip netns` cannot be pointed at another directory (iproute2 compiles the path in), so a helper
+ * of ours (helpers/pod-netns.c) creates the namespace and bind-mounts it onto the file, as
+ * `unshare --net=<file> true` would; `umount` + unlink removes it. Like iproute2, we first make
+ * the directory a shared mount of its own, so that when a namespace is unmounted the unmount
+ * also reaches copies of the mount in other mount namespaces (for example a container that
+ * bind-mounted /run), which would otherwise keep the namespace alive.
  */
 export const DEFAULT_NETNS_DIR = '/run/skiff/netns';
 
@@ -73,16 +73,19 @@ export class NetnsManager {
     this.prepared = undefined;
   }
 
-  /** Creates the namespace and returns its path (what CNI_NETNS and runc's namespace path take). */
+  /**
+   * Creates the namespace, with `lo` up, and returns its path (what CNI_NETNS and runc's
+   * namespace path take). helpers/pod-netns.c does it in one process: no loopback plugin needed.
+   */
   async create(name: string): Promise<string> {
-    return this.bindAt(name, (path) => run('unshare', [`--net=${path}`, 'true']));
+    return this.bindAt(name, (path) => runNativeHelper('pod-netns', [path], 'the pod network namespace'));
   }
 
   /**
-   * Creates the namespace owned by a new user namespace (mapped as `mappings` says, container id
-   * 0 first), which is bind-mounted onto `usernsFile` (made here): for a pod with its own user
-   * namespace, whose containers could not join a network namespace the host's owns (nor mount
-   * sysfs in it). helpers/pod-userns.c makes both in one go and leaves no process behind; undo
+   * Creates the namespace, with `lo` up, owned by a new user namespace (mapped as `mappings`
+   * says, container id 0 first), which is bind-mounted onto `usernsFile` (made here): for a pod
+   * with its own user namespace, whose containers could not join a network namespace the host's
+   * owns (nor mount sysfs in it). helpers/pod-userns.c makes both in one go and leaves no process behind; undo
    * with remove() and unmounting `usernsFile`.
    */
   async createInUserNamespace(name: string, usernsFile: string, mappings: { uid: IdMapping; gid: IdMapping }): Promise<string> {

@@ -46,9 +46,10 @@ describe('the C helpers', { skip: !isRoot && 'needs root' }, () => {
     assert.ok((await mountPoints()).has(usernsFile));
     assert.ok(await netns.exists('pod'));
     assert.deepEqual(await processesMapping(HOST_ID), []);
-    const inside = await runCommand('nsenter', [`--user=${usernsFile}`, `--net=${path}`, 'sh', '-c', 'cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/net']);
+    const inside = await runCommand('nsenter', [`--user=${usernsFile}`, `--net=${path}`, 'sh', '-c', 'cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/net; ip -o addr show lo']);
     assert.equal(inside.code, 0, inside.stderr);
-    const [uidMap, gidMap, net] = inside.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/).join(' '));
+    const [uidMap, gidMap, net, loopback] = inside.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/).join(' '));
+    assert.match(loopback ?? '', /lo inet 127\.0\.0\.1\/8/, 'the namespace is made with lo up');
     assert.equal(uidMap, `0 ${HOST_ID} 65536`);
     assert.equal(gidMap, `0 ${HOST_ID} 65536`);
     assert.equal(net, `net:[${(await fs.stat(path)).ino}]`);

@@ -34,6 +34,9 @@ async function killIgnoringStopped(runc: Runc, id: string, signal: NodeJS.Signal
   }
 }
 
+/** Sends the stop signal to the container's init without runc; resolves when it is sent or the process is gone. */
+export type StopSignalSender = (signal: NodeJS.Signals | number) => Promise<void>;
+
 /** Resolves true once the container has exited, false if it still runs after `withinMs`. */
 export type ExitWatch = (withinMs: number) => Promise<boolean>;
 
@@ -41,10 +44,11 @@ export type ExitWatch = (withinMs: number) => Promise<boolean>;
  * The stop signal, then SIGKILL to every process in the container once the grace period runs
  * out; `exited` tells when the container has ended.
  */
-async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
+async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, options: Omit<StopOptions, 'exitDir'>, sendStopSignal?: StopSignalSender): Promise<void> {
   if (await exited(0)) return;
   if (options.timeoutMs > 0) {
-    await killIgnoringStopped(runc, id, options.signal ?? 'SIGTERM', false);
+    const signal = options.signal ?? 'SIGTERM';
+    await (sendStopSignal ? sendStopSignal(signal) : killIgnoringStopped(runc, id, signal, false));
     if (await exited(options.timeoutMs)) return;
   }
   // --all reaches processes that joined the container's cgroup but are not its init's children.
@@ -62,9 +66,17 @@ export async function stopContainer(runc: Runc, id: string, options: StopOptions
 
 /**
  * Stops a container that has no monitor (a pod's pause process): its exit is seen by polling
- * `isRunning`, which must tell a zombie or a recycled pid from the container's live init.
+ * `isRunning`, which must tell a zombie or a recycled pid from the container's live init. The
+ * stop signal goes through `sendStopSignal` when given (else `runc kill`); SIGKILL, after the
+ * grace period, always through `runc kill --all`.
  */
-export async function stopUnmonitoredContainer(runc: Runc, id: string, isRunning: () => Promise<boolean>, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
+export async function stopUnmonitoredContainer(
+  runc: Runc,
+  id: string,
+  isRunning: () => Promise<boolean>,
+  options: Omit<StopOptions, 'exitDir'>,
+  sendStopSignal?: StopSignalSender,
+): Promise<void> {
   const exited: ExitWatch = async (withinMs) => (await pollUntil(async () => ((await isRunning()) ? undefined : true), withinMs, EXIT_POLL_MS)) === true;
-  await signalUntilExited(runc, id, exited, options);
+  await signalUntilExited(runc, id, exited, options, sendStopSignal);
 }

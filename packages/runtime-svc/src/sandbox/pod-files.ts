@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import type { PodIp } from '../cni/result.js';
+import { allSettledOrThrow } from '../util/settle.js';
 import type { SandboxPaths } from '../daemon/paths.js';
 import type { SandboxRecord } from '../state/records.js';
 
@@ -36,14 +37,30 @@ export function renderHosts(hostname: string, ips: readonly PodIp[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** hostname, hosts and resolv.conf of a pod, from its record (a pod on the host network gets the host's /etc/hosts). */
-export async function writePodFiles(rec: SandboxRecord, paths: SandboxPaths): Promise<void> {
-  const hostNetwork = rec.namespaces.network === 'NODE';
-  await fs.writeFile(paths.hostname, `${rec.hostname}\n`, { mode: 0o644 });
-  if (hostNetwork) await fs.copyFile('/etc/hosts', paths.hosts).catch(() => fs.writeFile(paths.hosts, renderHosts(rec.hostname, [])));
-  else await fs.writeFile(paths.hosts, renderHosts(rec.hostname, rec.ips), { mode: 0o644 });
-  if (hasDnsSettings(rec.dnsConfig)) await fs.writeFile(paths.resolvConf, renderResolvConf(rec.dnsConfig), { mode: 0o644 });
-  else await fs.copyFile('/etc/resolv.conf', paths.resolvConf).catch(() => fs.writeFile(paths.resolvConf, ''));
-  await fs.chmod(paths.hosts, 0o644);
-  await fs.chmod(paths.resolvConf, 0o644);
+/** Writes a file readable by all, whatever the umask (`mode` applies only to a file it creates). */
+async function writePublicFile(path: string, content: string): Promise<void> {
+  await fs.writeFile(path, content, { mode: 0o644 });
+  await fs.chmod(path, 0o644);
+}
+
+async function copyPublicFile(from: string, to: string, fallback: string): Promise<void> {
+  await fs.copyFile(from, to).catch(() => fs.writeFile(to, fallback));
+  await fs.chmod(to, 0o644);
+}
+
+/**
+ * The pod files that do not depend on its addresses: hostname and resolv.conf, and hosts for a pod
+ * on the host network (the host's /etc/hosts). They can be written while the network is set up.
+ */
+export async function writePodFilesBeforeNetwork(rec: SandboxRecord, paths: SandboxPaths): Promise<void> {
+  await allSettledOrThrow([
+    writePublicFile(paths.hostname, `${rec.hostname}\n`),
+    hasDnsSettings(rec.dnsConfig) ? writePublicFile(paths.resolvConf, renderResolvConf(rec.dnsConfig)) : copyPublicFile('/etc/resolv.conf', paths.resolvConf, ''),
+    rec.namespaces.network === 'NODE' ? copyPublicFile('/etc/hosts', paths.hosts, renderHosts(rec.hostname, [])) : undefined,
+  ]);
+}
+
+/** hosts of a pod with a network namespace of its own: loopback names and its addresses. */
+export async function writeHostsFile(rec: SandboxRecord, paths: SandboxPaths, ips: readonly PodIp[]): Promise<void> {
+  await writePublicFile(paths.hosts, renderHosts(rec.hostname, ips));
 }

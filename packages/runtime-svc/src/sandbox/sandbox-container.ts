@@ -96,16 +96,30 @@ export async function runSandboxContainer(ctx: RuntimeContext, rec: SandboxRecor
 
 /** Stops the pause process: SIGTERM, SIGKILL after `graceMs`. Nothing to do when it has exited. */
 export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord, graceMs: number): Promise<void> {
-  const runc = ctx.handlers.forExisting(rec.runtimeHandler).runc;
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  const runc = handler.runc;
   if (rec.pid === undefined) return;
   // A pause without a monitor whose process has ended needs no runc call to know it.
   if (rec.conmonPid === undefined && !(await pauseProcessRunning(rec))) return;
-  if (!(await runc.stateIfExists(rec.id))) return;
   if (rec.conmonPid !== undefined) {
+    if (!(await runc.stateIfExists(rec.id))) return;
     await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs, exitFileAppeared: ctx.exitWatch.nextExitFile });
     return;
   }
-  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs });
+  // catatonit, identified by its pid and start time, is sent SIGTERM directly: no `runc state`
+  // and `runc kill` on a pod's stop. A sandbox-kind runtime's pause is its kernel, told through it.
+  const direct = handler.kind === 'oci' && rec.pidStartTime !== undefined;
+  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs }, direct ? (signal) => signalPauseProcess(rec, signal) : undefined);
+}
+
+/** Signals the pause process if it is still the one started (never a process that got its pid since). */
+async function signalPauseProcess(rec: SandboxRecord, signal: NodeJS.Signals | number): Promise<void> {
+  if (rec.pid === undefined || !(await pauseProcessRunning(rec))) return;
+  try {
+    process.kill(rec.pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
 }
 
 /** Deletes the sandbox container from runc (killing it if needed; after a run in flight) and, for a pause under conmon, conmon's leftovers. */

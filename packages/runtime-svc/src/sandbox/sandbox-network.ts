@@ -39,26 +39,26 @@ function podAttachment(ctx: RuntimeContext, rec: SandboxRecord, netns: string): 
   };
 }
 
-/** CNI ADD of loopback and the pod network into the sandbox's namespace; resolves with the pod's addresses. */
+/**
+ * CNI ADD of the pod network into the sandbox's namespace; resolves with the pod's addresses.
+ * Loopback needs no plugin: the namespace is made with `lo` up (NetnsManager).
+ */
 export async function attachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<PodIp[]> {
   if (!rec.network || !rec.netnsPath) throw new Error(`sandbox ${rec.id} has no network to attach`);
-  const [, pod] = await allSettledOrThrow([
-    ctx.cni.add(LOOPBACK_NETWORK, { containerId: rec.id, netns: rec.netnsPath, ifName: 'lo' }),
-    ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)),
-  ]);
-  return podIpsFromResult(pod);
+  return podIpsFromResult(await ctx.cni.add(rec.network, podAttachment(ctx, rec, rec.netnsPath)));
 }
 
 /**
- * CNI DEL of both attachments, while the namespace still exists (plugins read addresses from it).
- * Succeeds when they were never added or are already gone, so it can be repeated.
+ * CNI DEL of the pod network, while the namespace still exists (plugins read addresses from it).
+ * Succeeds when it was never added or is already gone, so it can be repeated. Pods started by
+ * earlier versions also have a loopback attachment; every caller removes the namespace right
+ * after, so it is only forgotten: the loopback plugin holds nothing outside the namespace, and
+ * its DEL would only set `lo` down in it.
  */
 export async function detachSandboxNetwork(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (!rec.network || !rec.netnsPath) return;
   // A namespace file with nothing mounted on it (after a reboot) makes plugins fail; an empty
   // CNI_NETNS tells them to release what they hold outside the namespace (addresses, rules).
   const netns = (await ctx.netns.exists(rec.id)) ? rec.netnsPath : '';
-  // The two attachments are independent: they are released at the same time.
-  const loopback = { containerId: rec.id, netns, ifName: 'lo' };
-  await allSettledOrThrow([ctx.cni.del(rec.network, podAttachment(ctx, rec, netns)), netns ? ctx.cni.del(LOOPBACK_NETWORK, loopback) : ctx.cni.forget(LOOPBACK_NETWORK, loopback)]);
+  await allSettledOrThrow([ctx.cni.del(rec.network, podAttachment(ctx, rec, netns)), ctx.cni.forget(LOOPBACK_NETWORK, { containerId: rec.id, netns, ifName: 'lo' })]);
 }

@@ -26,25 +26,36 @@ function stopContainers(ctx: RuntimeContext, rec: SandboxRecord): Promise<unknow
  * mounts are only the runtime's references (a namespace lives while anything holds it), so they
  * go at the same time.
  */
-async function releaseNamespaces(ctx: RuntimeContext, rec: SandboxRecord, timer: StepTimer): Promise<void> {
+async function releaseNamespaces(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const paths = ctx.paths.sandbox(rec.id);
   await allSettledOrThrow([ctx.netns.remove(rec.id), unmountIfMounted(paths.shm), unmountIfMounted(paths.userns)]);
   // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
   rec.netnsPath = undefined;
-  timer.mark('netns, shm and user namespace');
+}
+
+/** The record as a stopped sandbox's: no addresses, no namespace left to detach. */
+function saveStopped(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  rec.phase = 'stopped';
+  rec.ips = [];
+  rec.netnsPath = undefined;
+  return ctx.records.saveSandbox(rec);
 }
 
 /**
  * StopPodSandbox with the sandbox's lock held: every container killed, the pause process stopped
  * and the network detached, then the namespaces released. Each step tolerates its object being
- * gone, so it can run again after a failure. A sandbox already stopped has released all of it.
+ * gone, so it can run again after a failure. A sandbox already stopped has its network detached;
+ * a namespace mount left by a failed release goes on a later stop, or with the sandbox.
  */
 export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const timer = new StepTimer(ctx.log, 'sandbox stop', { sandbox: rec.id });
   const wasStopped = rec.phase === 'stopped';
   if (wasStopped) {
+    // Its network is detached; a namespace mount whose release failed is tried again.
     await stopContainers(ctx, rec);
     timer.mark('containers');
+    await releaseNamespaces(ctx, rec);
+    timer.mark('netns, shm and user namespace');
   } else if (ctx.handlers.forExisting(rec.runtimeHandler).kind === 'sandbox') {
     // A gVisor sandbox is the pause: its containers are stopped through it, so before it.
     await stopContainers(ctx, rec);
@@ -53,23 +64,29 @@ export async function stopPodSandboxLocked(ctx: RuntimeContext, rec: SandboxReco
     timer.mark('stop pause');
     await detachSandboxNetwork(ctx, rec);
     timer.mark('CNI DEL');
-    await releaseNamespaces(ctx, rec, timer);
+    await releaseNamespaces(ctx, rec);
+    timer.mark('netns, shm and user namespace');
   } else {
     // The containers are killed at once (no grace period), so nothing in the pod needs its
-    // network or its pause process any longer: all three go at the same time. The network
-    // namespace stays mounted (CNI DEL reads it) until all are done.
+    // network or its pause process any longer: all three go at the same time, and /dev/shm as
+    // soon as the processes are gone. The network namespace stays mounted (CNI DEL reads it)
+    // until CNI DEL is done.
+    const paths = ctx.paths.sandbox(rec.id);
+    const processes = allSettledOrThrow([timer.time('containers', stopContainers(ctx, rec)), timer.time('stop pause', stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS))]);
     await allSettledOrThrow([
-      timer.time('containers', stopContainers(ctx, rec)),
-      timer.time('stop pause', stopSandboxContainer(ctx, rec, SANDBOX_STOP_GRACE_MS)),
+      timer.time('processes and shm', processes.then(() => unmountIfMounted(paths.shm))),
       timer.time('CNI DEL', detachSandboxNetwork(ctx, rec)),
     ]);
-    timer.mark('containers, pause and CNI DEL');
-    await releaseNamespaces(ctx, rec, timer);
+    timer.mark('containers, pause, shm and CNI DEL');
+    // Nothing is left that only this call could release: the record says stopped while the
+    // namespace mounts go (a removal, or recovery after a crash, removes them by id).
+    await allSettledOrThrow([releaseNamespaces(ctx, rec), saveStopped(ctx, rec)]);
+    timer.mark('netns, user namespace and record');
   }
-  rec.phase = 'stopped';
-  rec.ips = [];
-  await ctx.records.saveSandbox(rec);
-  timer.mark('record');
+  if (rec.phase !== 'stopped') {
+    await saveStopped(ctx, rec);
+    timer.mark('record');
+  }
   timer.done();
   if (!wasStopped) {
     ctx.events.sandbox(rec, 'CONTAINER_STOPPED_EVENT');

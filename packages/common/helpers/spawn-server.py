@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""
+Runs commands on behalf of a Node daemon (packages/common/src/spawn-server.ts), so that the daemon
+itself never forks: Node's child_process forks the whole daemon (copying the page tables of tens
+of MiB) and holds its event loop until the child has exec'd, several milliseconds per command, so
+commands started together queue behind each other there. This process is small and starts each
+command with vfork (Python's subprocess), then follows it with a pidfd, all in one thread.
+
+Requests, one JSON object a line on stdin:
+  {"id": N, "file": PATH_OR_NAME, "args": [...], "env": {...}, "input": BASE64 | null,
+   "timeoutMs": MS (0: none), "drainMs": MS, "discardOutput": BOOL}
+Answers, one JSON object a line on stdout:
+  {"id": N, "code": C | null, "signal": NAME | null, "stdout": BASE64, "stderr": BASE64, "timedOut": BOOL}
+  {"id": N, "error": MESSAGE, "errno": NAME}  (the command could not be started)
+
+The semantics are runCommand's: stdin is the input (then closed) or /dev/null; stdout and stderr
+are collected, or go to /dev/null with discardOutput; a command still running at timeoutMs is
+killed with SIGKILL; output is read until both pipes close, or for drainMs after the command has
+exited (a background process it left may hold them open). Once the daemon is gone (the end of
+input, or a request read after its death) this process exits at once: it starts nothing more, and
+leaves the commands still running to finish on their own, as a killed daemon's own children would.
+"""
+import base64
+import errno
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+
+sel = selectors.DefaultSelector()
+jobs = {}
+DAEMON = os.getppid()
+
+
+def now_ms():
+    return time.monotonic() * 1000
+
+
+def answer(message):
+    data = (json.dumps(message, separators=(',', ':')) + '\n').encode()
+    while data:
+        try:
+            written = os.write(1, data)
+        except BlockingIOError:
+            selectors.DefaultSelector().select(0.01)
+            continue
+        except BrokenPipeError:
+            # The daemon is gone.
+            os._exit(0)
+        data = data[written:]
+
+
+class Job:
+    def __init__(self, request):
+        self.id = request['id']
+        self.out = []
+        self.err = []
+        self.streams = {}
+        self.stdin_fd = None
+        self.pending_input = b''
+        self.exit = None
+        self.timed_out = False
+        timeout = request.get('timeoutMs') or 0
+        self.deadline = now_ms() + timeout if timeout > 0 else None
+        self.drain_ms = request.get('drainMs', 250)
+        self.drain_deadline = None
+        self.proc = None
+        self.pid = None
+        self.pidfd = None
+
+    def start(self, request):
+        env = request.get('env')
+        env = {str(k): str(v) for k, v in env.items()} if env is not None else None
+        data = request.get('input')
+        output = subprocess.DEVNULL if request.get('discardOutput') else subprocess.PIPE
+        # subprocess starts it with vfork and gives it default signal handlers (posix_spawn would
+        # leave glibc's internal signals ignored in it).
+        self.proc = subprocess.Popen([request['file'], *request.get('args', [])], stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+                                     stdout=output, stderr=output, env=env, close_fds=True, restore_signals=True)
+        self.pid = self.proc.pid
+        self.pidfd = os.pidfd_open(self.pid)
+        sel.register(self.pidfd, selectors.EVENT_READ, ('exit', self))
+        for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
+            if stream is None:
+                continue
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            self.streams[fd] = (stream, sink)
+            sel.register(fd, selectors.EVENT_READ, ('output', self))
+        if data is not None:
+            self.stdin_fd = self.proc.stdin.fileno()
+            self.pending_input = base64.b64decode(data)
+            os.set_blocking(self.stdin_fd, False)
+            self.write_input()
+
+    def write_input(self):
+        try:
+            while self.pending_input:
+                written = os.write(self.stdin_fd, self.pending_input)
+                self.pending_input = self.pending_input[written:]
+        except BlockingIOError:
+            if not self.stdin_registered():
+                sel.register(self.stdin_fd, selectors.EVENT_WRITE, ('input', self))
+            return
+        except OSError:
+            # The command exited or closed its stdin without reading everything.
+            pass
+        self.close_stdin()
+
+    def stdin_registered(self):
+        try:
+            sel.get_key(self.stdin_fd)
+            return True
+        except KeyError:
+            return False
+
+    def close_stdin(self):
+        if self.stdin_fd is None:
+            return
+        if self.stdin_registered():
+            sel.unregister(self.stdin_fd)
+        self.proc.stdin.close()
+        self.stdin_fd = None
+
+    def read_output(self, fd):
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b''
+        if chunk:
+            self.streams[fd][1].append(chunk)
+            return
+        self.close_stream(fd)
+        self.finish_if_done()
+
+    def close_stream(self, fd):
+        sel.unregister(fd)
+        self.streams.pop(fd)[0].close()
+
+    def reap(self):
+        sel.unregister(self.pidfd)
+        os.close(self.pidfd)
+        self.pidfd = None
+        code = self.proc.wait()
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            self.exit = (None, name)
+        else:
+            self.exit = (code, None)
+        self.drain_deadline = now_ms() + self.drain_ms
+        self.finish_if_done()
+
+    def finish_if_done(self, force=False):
+        if self.exit is None or (self.streams and not force):
+            return
+        for fd in list(self.streams):
+            self.close_stream(fd)
+        self.close_stdin()
+        del jobs[self.id]
+        code, name = self.exit
+        answer({'id': self.id, 'code': code, 'signal': name, 'stdout': base64.b64encode(b''.join(self.out)).decode(),
+                'stderr': base64.b64encode(b''.join(self.err)).decode(), 'timedOut': self.timed_out})
+
+    def check_times(self, at):
+        if self.exit is None and self.deadline is not None and at >= self.deadline and not self.timed_out:
+            self.timed_out = True
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.exit is not None and self.drain_deadline is not None and at >= self.drain_deadline:
+            self.finish_if_done(force=True)
+
+    def next_time(self):
+        if self.exit is None:
+            return None if self.timed_out else self.deadline
+        return self.drain_deadline
+
+
+def handle(line):
+    # A request the daemon sent just before it died is not started: a command starts only while
+    # the daemon lives, so its successor finds every command it left in its process group.
+    if os.getppid() != DAEMON:
+        os._exit(0)
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return
+    job = Job(request)
+    try:
+        job.start(request)
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        name = errno.errorcode.get(getattr(err, 'errno', None) or 0, 'EINVAL')
+        answer({'id': job.id, 'error': f"spawn {request.get('file')} {name}", 'errno': name})
+        return
+    jobs[job.id] = job
+
+
+def main():
+    os.set_blocking(0, False)
+    sel.register(0, selectors.EVENT_READ, ('control', None))
+    buffered = b''
+    while True:
+        times = [t for t in (job.next_time() for job in jobs.values()) if t is not None]
+        timeout = max(0, (min(times) - now_ms()) / 1000) if times else None
+        for key, _ in sel.select(timeout):
+            kind, job = key.data
+            if kind == 'control':
+                try:
+                    chunk = os.read(0, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    # The daemon is gone: what still runs runs on, as its own children would have.
+                    os._exit(0)
+                buffered += chunk
+                *lines, buffered = buffered.split(b'\n')
+                for line in lines:
+                    if line:
+                        handle(line)
+            elif job.id not in jobs:
+                continue
+            elif kind == 'output':
+                job.read_output(key.fd)
+            elif kind == 'input':
+                job.write_input()
+            elif kind == 'exit':
+                job.reap()
+        at = now_ms()
+        for job in list(jobs.values()):
+            job.check_times(at)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

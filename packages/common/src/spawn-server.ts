@@ -1,0 +1,112 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { CommandResult, RunCommandOptions } from './run-command.js';
+
+const SPAWN_SERVER = fileURLToPath(new URL('../helpers/spawn-server.py', import.meta.url));
+const PYTHON = '/usr/bin/python3';
+
+interface Answer {
+  id: number;
+  code?: number | null;
+  signal?: NodeJS.Signals | null;
+  stdout?: string;
+  stderr?: string;
+  timedOut?: boolean;
+  error?: string;
+  errno?: string;
+}
+
+/** What a finished request hands back: the command's result, or why it timed out or could not start. */
+export type SpawnOutcome = { result: CommandResult } | { timedOut: true; stderr: string } | { spawnError: string; errno: string };
+
+interface Pending {
+  settle: (outcome: SpawnOutcome) => void;
+  fail: (err: Error) => void;
+}
+
+/**
+ * Runs commands through helpers/spawn-server.py, a small process that starts them with
+ * vfork: Node's own spawn forks the whole daemon and holds its event loop until the child
+ * has exec'd (several ms for a daemon of tens of MiB), so commands started together queue there.
+ * The helper is started on first use and again after it dies (the requests it had fail).
+ */
+export class SpawnServer {
+  private helper: ChildProcessByStdio<Writable, Readable, null> | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly onError: (message: string) => void = () => undefined) {}
+
+  run(file: string, args: readonly string[], options: RunCommandOptions): Promise<SpawnOutcome> {
+    const helper = this.running();
+    const id = this.nextId++;
+    const request = {
+      id,
+      file,
+      args,
+      env: options.env ?? process.env,
+      input: options.input === undefined ? null : Buffer.from(options.input).toString('base64'),
+      timeoutMs: options.timeoutMs ?? 0,
+      drainMs: options.drainAfterExitMs ?? 250,
+      discardOutput: options.discardOutput === true,
+    };
+    return new Promise<SpawnOutcome>((resolve, reject) => {
+      this.pending.set(id, { settle: resolve, fail: reject });
+      if (this.pending.size === 1) this.hold(helper, true);
+      helper.stdin.write(`${JSON.stringify(request)}\n`);
+    });
+  }
+
+  /** Stops the helper; commands it started run on. */
+  close(): void {
+    this.helper?.stdin.end();
+    this.helper = undefined;
+  }
+
+  /** Keeps the event loop alive while requests are pending, and only then. */
+  private hold(helper: ChildProcessByStdio<Writable, Readable, null>, on: boolean): void {
+    const handles = [helper, helper.stdout as unknown, helper.stdin as unknown] as { ref?: () => void; unref?: () => void }[];
+    for (const handle of handles) (on ? handle.ref : handle.unref)?.call(handle);
+  }
+
+  private running(): ChildProcessByStdio<Writable, Readable, null> {
+    if (this.helper) return this.helper;
+    const helper = spawn(PYTHON, [SPAWN_SERVER], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lost = (why: string): void => {
+      if (this.helper !== helper) return;
+      this.helper = undefined;
+      const failed = [...this.pending.values()];
+      this.pending.clear();
+      for (const request of failed) request.fail(new Error(`the command helper ${SPAWN_SERVER} ${why}`));
+      this.onError(`the command helper ${why}; it is started again for the next command`);
+    };
+    helper.stdin.on('error', () => undefined);
+    helper.on('error', (err) => lost(`failed: ${err.message}`));
+    helper.on('exit', (code, signal) => lost(`ended (${signal ?? `exit ${code}`})`));
+    createInterface({ input: helper.stdout }).on('line', (line) => {
+      let answer: Answer;
+      try {
+        answer = JSON.parse(line) as Answer;
+      } catch {
+        return;
+      }
+      const request = this.pending.get(answer.id);
+      if (!request) return;
+      this.pending.delete(answer.id);
+      if (this.pending.size === 0 && this.helper === helper) this.hold(helper, false);
+      request.settle(outcomeOf(answer));
+    });
+    this.hold(helper, false);
+    this.helper = helper;
+    return helper;
+  }
+}
+
+function outcomeOf(answer: Answer): SpawnOutcome {
+  if (answer.error !== undefined) return { spawnError: answer.error, errno: answer.errno ?? 'EIO' };
+  const stderr = Buffer.from(answer.stderr ?? '', 'base64').toString('utf8');
+  if (answer.timedOut) return { timedOut: true, stderr };
+  return { result: { code: answer.code ?? null, signal: answer.signal ?? null, stdout: Buffer.from(answer.stdout ?? '', 'base64').toString('utf8'), stderr } };
+}
