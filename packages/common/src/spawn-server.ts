@@ -6,6 +6,7 @@ import type { CommandResult, RunCommandOptions } from './run-command.js';
 
 const SPAWN_SERVER = fileURLToPath(new URL('../helpers/spawn-server.py', import.meta.url));
 const PYTHON = '/usr/bin/python3';
+const DEFAULT_IDLE_MS = 60_000;
 
 interface Answer {
   id: number;
@@ -36,10 +37,21 @@ export class SpawnServer {
   private helper: ChildProcessByStdio<Writable, Readable, null> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly onError: (message: string) => void = () => undefined) {}
+  /** `idleMs`: a helper with nothing to do for this long ends (its ~9 MiB are not kept by an idle daemon). */
+  constructor(
+    private readonly onError: (message: string) => void = () => undefined,
+    private readonly idleMs = DEFAULT_IDLE_MS,
+  ) {}
+
+  /** The helper process now running, if one is. */
+  get helperPid(): number | undefined {
+    return this.helper?.pid;
+  }
 
   run(file: string, args: readonly string[], options: RunCommandOptions): Promise<SpawnOutcome> {
+    clearTimeout(this.idleTimer);
     const helper = this.running();
     const id = this.nextId++;
     const request = {
@@ -61,8 +73,20 @@ export class SpawnServer {
 
   /** Stops the helper; commands it started run on. */
   close(): void {
+    clearTimeout(this.idleTimer);
     this.helper?.stdin.end();
     this.helper = undefined;
+  }
+
+  private endWhenIdle(helper: ChildProcessByStdio<Writable, Readable, null>): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.helper !== helper || this.pending.size > 0) return;
+      // Forgotten first: its exit is then no loss to report.
+      this.helper = undefined;
+      helper.stdin.end();
+    }, this.idleMs);
+    this.idleTimer.unref();
   }
 
   /** Keeps the event loop alive while requests are pending, and only then. */
@@ -95,7 +119,10 @@ export class SpawnServer {
       const request = this.pending.get(answer.id);
       if (!request) return;
       this.pending.delete(answer.id);
-      if (this.pending.size === 0 && this.helper === helper) this.hold(helper, false);
+      if (this.pending.size === 0 && this.helper === helper) {
+        this.hold(helper, false);
+        this.endWhenIdle(helper);
+      }
       request.settle(outcomeOf(answer));
     });
     this.hold(helper, false);
