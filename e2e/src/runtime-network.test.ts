@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { callUnary } from '@skiff/proto';
@@ -91,6 +92,41 @@ describe('pod networking through skiff up', () => {
       assert.deepEqual((await h.settledInventory()).natRuleOwners, [], 'the port rules are removed with the pod');
     } finally {
       await removePod(pod);
+    }
+  });
+
+  test('a pod reaches an address beyond the host with the host as its source (the network is masqueraded)', async () => {
+    // The world beyond the host: a namespace of this test's own behind a veth, on a TEST-NET-1 /30.
+    const base = 4 * (process.pid % 60);
+    const hostAddress = `192.0.2.${base + 1}`;
+    const outsideAddress = `192.0.2.${base + 2}`;
+    const ns = `skiff-e2e-out-${process.pid}`;
+    const hostIf = `sko${process.pid}`.slice(0, 15);
+    const ip = (...args: string[]): void => void execFileSync('ip', args, { stdio: 'pipe' });
+    ip('netns', 'add', ns);
+    let server: ReturnType<typeof spawn> | undefined;
+    let pod: Pod | undefined;
+    try {
+      ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns);
+      ip('addr', 'add', `${hostAddress}/30`, 'dev', hostIf);
+      ip('link', 'set', hostIf, 'up');
+      ip('-n', ns, 'addr', 'add', `${outsideAddress}/30`, 'dev', 'eth0');
+      ip('-n', ns, 'link', 'set', 'eth0', 'up');
+      // Tells each client the source address its connection came from.
+      const serve = `require('net').createServer((s) => s.end(s.remoteAddress + '\\n')).listen(8081, '${outsideAddress}', () => console.log('ready'))`;
+      server = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', serve], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve, reject) => {
+        server!.stdout!.once('data', () => resolve());
+        server!.once('exit', (code) => reject(new Error(`the outside server exited (${code})`)));
+      });
+      pod = await h.runPod();
+      const probe = await h.runContainer(pod, 'probe');
+      const answer = await h.exec(probe, ['nc', '-w', '3', outsideAddress, '8081']);
+      assert.equal(answer.stdout.trim(), hostAddress, `the connection came from ${answer.stdout.trim() || 'nowhere'} (pod ${await h.podIp(pod)}): ${answer.stderr}`);
+    } finally {
+      server?.kill();
+      await removePod(pod);
+      ip('netns', 'del', ns);
     }
   });
 

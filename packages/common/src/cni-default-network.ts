@@ -77,7 +77,7 @@ export function bridgeNetworkConfig(options: BridgeNetworkOptions = {}): CniNetw
     cniVersion: '1.0.0',
     name: options.name ?? DEFAULT_NETWORK_NAME,
     plugins: [
-      { type: 'bridge', bridge: options.bridge ?? DEFAULT_BRIDGE, isGateway: true, ipMasq: true, hairpinMode: true, ipam },
+      { type: 'bridge', bridge: options.bridge ?? DEFAULT_BRIDGE, isGateway: true, ipMasq: false, hairpinMode: true, ipam },
       { type: 'portmap', capabilities: { portMappings: true } },
     ],
   };
