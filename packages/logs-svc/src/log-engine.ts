@@ -275,9 +275,17 @@ export class LogEngine {
       cursor = ev.cursor;
     }
     const newest = this.throughput.newestReadMicros;
-    if (cursor) await this.commit(cursor);
+    if (!cursor) {
+      for (const b of reached) b.resolve();
+      return;
+    }
+    const written = await this.writePending();
     this.throughput.newestWrittenMicros = newest;
+    // A flush asks for the lines to be in the file, where readers find them; they are. Were
+    // logs-svc killed before the sync below, the restart truncates to the saved sizes and writes
+    // the same lines again from the saved cursor.
     for (const b of reached) b.resolve();
+    await this.makeDurable(written, cursor);
   }
 
   private async switchFile(b: Barrier): Promise<void> {
@@ -294,6 +302,11 @@ export class LogEngine {
 
   /** Writes and syncs every pending record, then saves the cursor with the files' sizes. */
   private async commit(cursor: string): Promise<void> {
+    await this.makeDurable(await this.writePending(), cursor);
+  }
+
+  /** Writes every pending record; answers the files written. */
+  private async writePending(): Promise<ContainerLog[]> {
     const written: ContainerLog[] = [];
     for (const c of this.containers.values()) {
       if (!c.hasPending) continue;
@@ -312,6 +325,11 @@ export class LogEngine {
         }
       }
     }
+    return written;
+  }
+
+  /** Syncs the files written, then saves the cursor with the files' sizes. */
+  private async makeDurable(written: ContainerLog[], cursor: string): Promise<void> {
     await Promise.all(
       written.filter((c) => !c.removed).map((c) => c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'))),
     );
