@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const JOURNAL_ROOTS = ['/run/log/journal', '/var/log/journal'];
 
 /** Gaps between wake-ups while a barrier is awaited, in ms: journald may take a moment to write it. */
-const WAKE_GAPS_MS = [0, 1, 2, 4, 8, 16, 32, 64, 128];
+const WAKE_GAPS_MS = [0, 1, 1, 1, 2, 2, 2, 4, 4, 8, 16, 32, 64, 128];
 
 /**
  * Wakes `journalctl --follow` early. journald writes entries through mmap, which inotify does not
