@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { cidrsOverlap, hostRoutes } from '@skiff/common/core';
 import { callUnary } from '@skiff/proto';
 import { getFreePort } from './lib/free-port.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
@@ -96,10 +97,16 @@ describe('pod networking through skiff up', () => {
   });
 
   test('a pod reaches an address beyond the host with the host as its source (the network is masqueraded)', async () => {
-    // The world beyond the host: a namespace of this test's own behind a veth, on a TEST-NET-1 /30.
-    const base = 4 * (process.pid % 60);
-    const hostAddress = `192.0.2.${base + 1}`;
-    const outsideAddress = `192.0.2.${base + 2}`;
+    // The world beyond the host: a namespace of this test's own behind a veth, on a /30 of the
+    // benchmarking range that no route of the host touches (the host's own network may be anywhere).
+    const routes = await hostRoutes();
+    const subnet = [...Array(256).keys()]
+      .map((i) => `198.18.${(process.pid + i) % 256}.0/30`)
+      .find((candidate) => !routes.some((r) => r.dst !== 'default' && cidrsOverlap(candidate, r.dst)));
+    assert.ok(subnet, 'a /30 in 198.18.0.0/16 that no host route overlaps');
+    const prefix = subnet.slice(0, -'0/30'.length);
+    const hostAddress = `${prefix}1`;
+    const outsideAddress = `${prefix}2`;
     const ns = `skiff-e2e-out-${process.pid}`;
     const hostIf = `sko${process.pid}`.slice(0, 15);
     const ip = (...args: string[]): void => void execFileSync('ip', args, { stdio: 'pipe' });
