@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger, ExecStreamRequest } from '@skiff/common/core';
+import { pollUntil, type Logger, type ExecStreamRequest } from '@skiff/common/core';
 import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess, killInSandbox } from './exec-process.js';
 import { runExecWithTerminal } from './exec-tty-runner.js';
@@ -82,14 +82,24 @@ export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries
   else session.finish({ exitCode });
 }
 
-/** Kills the exec'd process (its pid is in runc's pid file once it started), then runc, which cannot forward SIGKILL. */
+/** How long a client's departure waits for runc's pid file, which runc writes after the process started. */
+const PID_FILE_WAIT_MS = 5_000;
+
+/**
+ * Kills the exec'd process, then runc, which cannot forward SIGKILL. The pid is in runc's pid file,
+ * which runc writes only after the process has started (it may have printed already): while runc
+ * runs, the file is waited for, or killing runc would leave the process running on its own.
+ */
 async function stopExec(pidFile: string, runc: ChildProcess, log: Logger): Promise<void> {
-  try {
-    const pid = Number((await fs.readFile(pidFile, 'utf8')).trim());
-    if (Number.isInteger(pid) && pid > 0 && !killExecProcess(pid, runc)) log.debug({ pid }, 'exec process already gone');
-  } catch (err) {
-    log.debug({ err: (err as Error).message }, 'exec process not started');
-  }
+  const runcRunning = (): boolean => runc.exitCode === null && runc.signalCode === null;
+  const pid = await pollUntil(async () => {
+    const text = await fs.readFile(pidFile, 'utf8').catch(() => '');
+    const found = Number(text.trim());
+    if (text.trim() !== '' && Number.isInteger(found) && found > 0) return found;
+    return runcRunning() ? undefined : 0;
+  }, PID_FILE_WAIT_MS, 5);
+  if (pid === undefined || pid === 0) log.debug({ pidFile }, 'exec process not started');
+  else if (!killExecProcess(pid, runc)) log.debug({ pid }, 'exec process already gone');
   // Our own child: Node does not signal it once it has been reaped.
   runc.kill('SIGKILL');
 }
