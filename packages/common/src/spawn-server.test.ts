@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isProcessAlive as alive } from './pid-file.js';
 import { SpawnServer } from './spawn-server.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('an idle spawn helper ends, and the next command starts a new one', async () => {
   const server = new SpawnServer(undefined, 100);

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createLogger, pollUntil } from '@skiff/common/core';
+import { createLogger, isProcessAlive as alive, pollUntil } from '@skiff/common/core';
 import { runExec } from './exec-runner.js';
 import type { StreamSession } from './session.js';
 
@@ -23,15 +23,6 @@ sleep 0.5
 echo $! > "$pid_file"
 wait
 `;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('a client gone before runc has written its pid file still has the process killed', { timeout: 20_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'exec-runner-'));
