@@ -1,4 +1,4 @@
-import { runCommand, type Logger } from '@skiff/common/core';
+import { errorMessage, runCommand, type Logger } from '@skiff/common/core';
 
 /** The nat chain through which pods of Skiff's default network reach addresses beyond their subnet. */
 export const POD_MASQUERADE_CHAIN = 'SKIFF-POD-MASQ';
@@ -79,6 +79,6 @@ export async function masqueradeDefaultNetwork(conflist: string, log: Logger): P
   try {
     await ensurePodMasquerade(subnet);
   } catch (err) {
-    log.error({ subnet, err: err instanceof Error ? err.message : String(err) }, 'cannot set up the masquerade of the default pod network: pods reach nothing beyond this host');
+    log.error({ subnet, err: errorMessage(err) }, 'cannot set up the masquerade of the default pod network: pods reach nothing beyond this host');
   }
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { WebSocket, WebSocketServer } from 'ws';
-import type { Logger, RuntimeServiceConfig, StreamRequest } from '@skiff/common/core';
+import { errorMessage, type Logger, type RuntimeServiceConfig, type StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
 import { execBinaries } from './exec-binaries.js';
 import { runExec } from './exec-runner.js';
@@ -128,7 +128,7 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
         wss.handleUpgrade(req, socket, head, (ws) => startWebSocketStream(request, ws, context, req.url));
       },
       (err: unknown) => {
-        options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot load the WebSocket server');
+        options.log.error({ err: errorMessage(err) }, 'cannot load the WebSocket server');
         refuse(socket, 500, 'Internal Server Error', 'stream-svc cannot serve WebSocket streams\n');
       },
     );
