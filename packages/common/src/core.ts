@@ -13,7 +13,9 @@ export { pollUntil, sleep, withTimeout } from './poll.js';
 export { stopOnSignals } from './daemon-shutdown.js';
 export { errnoCode, errorMessage } from './errno.js';
 export { runCommand, runCommandsThroughSpawnServer, stopSpawnServer, CommandTimeoutError, type CommandResult, type RunCommandOptions } from './run-command.js';
+export { SpawnServer } from './spawn-server.js';
 export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
+export { mountFilesystem, unmountFilesystem, MountCallError } from './mount-calls.js';
 export {
   DEFAULT_BRIDGE_CONFLIST,
   DEFAULT_CONFLIST_FILE,
@@ -32,7 +34,7 @@ export {
   type CniPluginConfig,
 } from './cni-default-network.js';
 export * from './contracts/index.js';
-export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_STDOUT_SOCKET } from './journald.js';
+export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_NATIVE_SOCKET, JOURNALD_STDOUT_SOCKET } from './journald.js';
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
 export { notifyReady } from './systemd-notify.js';
 export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';

@@ -11,6 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const JOURNALD_BINARY = '/lib/systemd/systemd-journald';
 /** journald's stream socket; accepting a connection on it proves journald is alive. */
 export const JOURNALD_STDOUT_SOCKET = '/run/systemd/journal/stdout';
+/** journald's native protocol socket, where logger --journald and conmon send their entries. */
+export const JOURNALD_NATIVE_SOCKET = '/run/systemd/journal/socket';
 
 function canConnect(path: string): Promise<boolean> {
   return new Promise((resolve) => {

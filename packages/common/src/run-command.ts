@@ -1,5 +1,4 @@
 import { spawn, type StdioOptions } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { SpawnServer } from './spawn-server.js';
 
 export interface RunCommandOptions {
@@ -52,13 +51,14 @@ let spawnServer: SpawnServer | undefined;
  * nothing changes, when the helper's interpreter is missing.
  */
 export function runCommandsThroughSpawnServer(onError?: (message: string) => void): boolean {
-  try {
-    accessSync('/usr/bin/python3', constants.X_OK);
-  } catch {
-    return false;
-  }
+  if (!SpawnServer.available()) return false;
   spawnServer ??= new SpawnServer(onError);
   return true;
+}
+
+/** The helper this process's commands go through, when they do. */
+export function activeSpawnServer(): SpawnServer | undefined {
+  return spawnServer;
 }
 
 /** Back to Node's own spawn (stops the helper; commands it started run on). */

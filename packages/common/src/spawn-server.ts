@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -15,15 +16,28 @@ interface Answer {
   stdout?: string;
   stderr?: string;
   timedOut?: boolean;
+  done?: boolean;
   error?: string;
   errno?: string;
 }
+
+/**
+ * A system call made by the helper: mount(2) or umount2(2) (the flags are the kernel's numbers,
+ * MS_* and MNT_*), or one datagram (base64) sent to a unix datagram socket without waiting.
+ */
+export type SystemCall =
+  | { call: 'mount'; source: string; target: string; fstype: string; flags: number; data: string }
+  | { call: 'umount'; target: string; flags: number }
+  | { call: 'send'; target: string; data: string };
+
+/** What a system call hands back: done, or the errno's name and a message naming the call and its target. */
+export type SystemCallOutcome = { done: true } | { error: string; errno: string };
 
 /** What a finished request hands back: the command's result, or why it timed out or could not start. */
 export type SpawnOutcome = { result: CommandResult } | { timedOut: true; stderr: string } | { spawnError: string; errno: string };
 
 interface Pending {
-  settle: (outcome: SpawnOutcome) => void;
+  settle: (answer: Answer) => void;
   fail: (err: Error) => void;
 }
 
@@ -31,6 +45,7 @@ interface Pending {
  * Runs commands through helpers/spawn-server.py, a small process that starts them with
  * vfork: Node's own spawn forks the whole daemon and holds its event loop until the child
  * has exec'd (several ms for a daemon of tens of MiB), so commands started together queue there.
+ * The helper also makes mount(2) and umount2(2) calls, for which Node has no API.
  * The helper is started on first use and again after it dies (the requests it had fail).
  */
 export class SpawnServer {
@@ -45,17 +60,23 @@ export class SpawnServer {
     private readonly idleMs = DEFAULT_IDLE_MS,
   ) {}
 
+  /** Whether the helper's interpreter is installed. */
+  static available(): boolean {
+    try {
+      accessSync(PYTHON, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** The helper process now running, if one is. */
   get helperPid(): number | undefined {
     return this.helper?.pid;
   }
 
-  run(file: string, args: readonly string[], options: RunCommandOptions): Promise<SpawnOutcome> {
-    clearTimeout(this.idleTimer);
-    const helper = this.running();
-    const id = this.nextId++;
-    const request = {
-      id,
+  async run(file: string, args: readonly string[], options: RunCommandOptions): Promise<SpawnOutcome> {
+    const answer = await this.send({
       file,
       args,
       env: options.env ?? process.env,
@@ -63,12 +84,32 @@ export class SpawnServer {
       timeoutMs: options.timeoutMs ?? 0,
       drainMs: options.drainAfterExitMs ?? 250,
       discardOutput: options.discardOutput === true,
-    };
-    return new Promise<SpawnOutcome>((resolve, reject) => {
+    });
+    return outcomeOf(answer);
+  }
+
+  /** A system call, made by the helper (in this process's mount namespace). */
+  async systemCall(call: SystemCall): Promise<SystemCallOutcome> {
+    const answer = await this.send(call);
+    if (answer.done === true) return { done: true };
+    return { error: answer.error ?? `${call.call} ${call.target}: no answer`, errno: answer.errno ?? 'EIO' };
+  }
+
+  private send(request: object): Promise<Answer> {
+    clearTimeout(this.idleTimer);
+    const helper = this.running();
+    const id = this.nextId++;
+    return new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { settle: resolve, fail: reject });
       if (this.pending.size === 1) this.hold(helper, true);
-      helper.stdin.write(`${JSON.stringify(request)}\n`);
+      helper.stdin.write(`${JSON.stringify({ ...request, id })}\n`);
     });
+  }
+
+  /** Starts the helper now, if it is not running, for the requests to come. */
+  warm(): void {
+    if (this.helper) return;
+    this.endWhenIdle(this.running());
   }
 
   /** Stops the helper; commands it started run on. */
@@ -123,7 +164,7 @@ export class SpawnServer {
         this.hold(helper, false);
         this.endWhenIdle(helper);
       }
-      request.settle(outcomeOf(answer));
+      request.settle(answer);
     });
     this.hold(helper, false);
     this.helper = helper;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { bindPrivateSocket, ContractViolation, matchLogsRoute, parseTrackContainerRequest, type ErrorAnswer, type Logger } from '@skiff/common';
+import { bindPrivateSocket, ContractViolation, matchLogsRoute, parseTrackContainerRequest, type ErrorAnswer, type Logger } from '@skiff/common/core';
 import { BarrierTimeout, NotReady, UnknownContainer, type LogEngine } from './log-engine.js';
 
 const MAX_BODY = 64 * 1024;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Logger } from '@skiff/common';
+import type { Logger } from '@skiff/common/core';
 import { ExportParser } from './journal-export.js';
 import { BARRIER_FIELD, classifyEntry, SENDER_FIELDS, type JournalEvent, type TrustedSender } from './journal-entry.js';
 

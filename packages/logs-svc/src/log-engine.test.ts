@@ -6,7 +6,7 @@ import { appendFile, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createLogger, ensureJournald } from '@skiff/common';
+import { createLogger, ensureJournald, SpawnServer } from '@skiff/common';
 import { parseCriLog, reassembleStreams } from './cri-format.js';
 import { BarrierTimeout, LogEngine } from './log-engine.js';
 
@@ -68,6 +68,35 @@ test('a restart cuts bytes written past the saved state and resumes after the sa
   await engine.flush(id).catch(() => undefined);
   assert.equal(existsSync(path), false);
   await engine.stop();
+});
+
+test('once the spawn helper runs, it sends the barriers: logger(1) sends only the first', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  const helper = new SpawnServer();
+  t.after(async () => {
+    helper.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const runs = join(dir, 'logger-runs');
+  const logger = join(dir, 'logger');
+  await writeFile(logger, `#!/bin/sh\necho run >> ${runs}\nexec /usr/bin/logger --journald\n`);
+  await chmod(logger, 0o755);
+  const engine = await LogEngine.open({ stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender, logger, barrierHelper: helper });
+  try {
+    await engine.start(new Map([[id, path]]));
+    for (const line of ['one', 'two', 'three']) {
+      await sendLines(id, [line]);
+      await engine.flush(id);
+    }
+    assert.deepEqual(await streams(path), { stdout: 'one\ntwo\nthree\n', stderr: '' });
+    assert.equal(await readFile(runs, 'utf8'), 'run\n', 'logger ran for the first barrier only');
+    assert.ok(helper.helperPid !== undefined, 'the helper runs');
+  } finally {
+    await engine.stop();
+  }
 });
 
 test("a line forged by another user for a container never reaches its log; the sender's lines do", async (t) => {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Mutex, removeAtomicWriteDebris, type Logger, type LogsStatus } from '@skiff/common';
-import { sendBarrier } from './barrier.js';
+import { Mutex, removeAtomicWriteDebris, type Logger, type LogsStatus, type SpawnServer } from '@skiff/common/core';
+import { BarrierSender } from './barrier.js';
 import { ContainerLog } from './container-log.js';
 import { formatRecords, formatTimestamp } from './cri-format.js';
 import type { JournalEvent, TrustedSender } from './journal-entry.js';
@@ -24,7 +24,7 @@ export class BarrierTimeout extends Error {}
 interface Barrier {
   resolve(): void;
   reject(err: Error): void;
-  /** The logger process that sends it: only its entry counts. */
+  /** The process that sends it (logger, or the spawn helper): only its entry counts. */
   senderPid: number | undefined;
   /** A container whose file is switched at the barrier's place in the journal. */
   reopen?: string;
@@ -40,8 +40,10 @@ export interface EngineOptions {
   barrierTimeoutMs: number;
   /** Who may send container output: conmon, run by root. */
   sender: TrustedSender;
-  /** The logger(1) that sends barriers; /usr/bin/logger by default. */
+  /** The logger(1) that sends barriers when no spawn helper runs; /usr/bin/logger by default. */
   logger?: string;
+  /** The spawn helper that sends barriers while it runs (see barrier.ts); logger alone without it. */
+  barrierHelper?: SpawnServer;
   /** Wakes the journal reader while a barrier is awaited; the journal directories of this machine by default. */
   wakeup?: JournalWakeup;
 }
@@ -63,6 +65,7 @@ export class LogEngine {
   private readonly lock = new Mutex();
   private readonly barriers = new Map<string, Barrier>();
   private readonly wakeup: JournalWakeup;
+  private readonly barrierSender: BarrierSender;
   private reader: JournalReader | undefined;
   private state!: LogsState;
   private stopped = false;
@@ -79,6 +82,7 @@ export class LogEngine {
 
   private constructor(private readonly options: EngineOptions) {
     this.wakeup = options.wakeup ?? new JournalWakeup();
+    this.barrierSender = new BarrierSender(options.logger, options.barrierHelper);
   }
 
   private get stateFile(): string {
@@ -211,15 +215,16 @@ export class LogEngine {
       resolveDone = resolve;
       rejectDone = reject;
     });
-    // Registered in the tick the logger is spawned: its entry cannot be read before.
-    const sending = sendBarrier(nonce, this.options.logger);
-    this.barriers.set(nonce, { resolve: resolveDone, reject: rejectDone, senderPid: sending.pid, ...(reopen ? { reopen } : {}) });
+    const barrier: Barrier = { resolve: resolveDone, reject: rejectDone, senderPid: undefined, ...(reopen ? { reopen } : {}) };
+    this.barriers.set(nonce, barrier);
+    // The sender's pid is set before its entry can be read.
+    const sent = this.barrierSender.send(nonce, (pid) => (barrier.senderPid = pid));
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new BarrierTimeout(`logs-svc is behind the journal: its barrier did not come back within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await sending.sent;
+      await sent;
       const outcome = Promise.race([done, expired]);
       void this.wakeup.wakeUntil(outcome);
       await outcome;

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common';
+import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, SpawnServer, stopOnSignals } from '@skiff/common/core';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     log,
     barrierTimeoutMs: parseDuration(config.logs.flush_timeout)!,
     sender: { comm: 'conmon', exe: await fs.realpath(config.runtime.conmon).catch(() => config.runtime.conmon) },
+    ...(SpawnServer.available() ? { barrierHelper: new SpawnServer((message) => log.warn(message)) } : {}),
   });
   registerLogsMetrics(await startDaemonMetrics('logs-svc', config.logs.metrics_address, config.run_dir, log), engine);
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
-import type { Logger } from '@skiff/common';
+import type { Logger } from '@skiff/common/core';
 import { callUnary, createRuntimeClient } from '@skiff/proto';
 
 /**

@@ -1,4 +1,4 @@
-import { atomicWriteJson, readJsonIfExists } from '@skiff/common';
+import { atomicWriteJson, readJsonIfExists } from '@skiff/common/core';
 
 /** What logs-svc has durably written for one container. */
 export interface SavedContainerLog {

@@ -20,7 +20,7 @@ import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
-const SHM_OPTIONS = 'nosuid,nodev,noexec,mode=1777,size=67108864';
+const SHM_OPTIONS = ['nosuid', 'nodev', 'noexec', 'mode=1777', 'size=67108864'];
 
 /**
  * RunPodSandbox: network namespace (in a user namespace of the pod's own when it asks for one) +

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '@skiff/common';
+import { errorMessage, runCommand, unmountFilesystem } from '@skiff/common';
 import { runNativeHelper } from '../mounts/native-helpers.js';
 import type { IdMapping } from '../oci/runtime-spec.js';
 import { mountPoints, mountTable } from '../mounts/mountinfo.js';
@@ -123,7 +123,9 @@ export class NetnsManager {
     const path = this.pathOf(name);
     if ((await mountPoints()).has(path)) {
       // Lazy: a process still inside keeps the namespace, but the name is released now.
-      await run('umount', ['--lazy', path]);
+      await unmountFilesystem(path, true).catch((err: unknown) => {
+        throw new NetnsError(errorMessage(err));
+      });
     }
     await fs.rm(path, { force: true });
   }

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { runCommand } from '@skiff/common';
+import { errorMessage, mountFilesystem, runCommand, unmountFilesystem } from '@skiff/common';
 import { mountPoints } from './mountinfo.js';
 
 export class MountError extends Error {
@@ -9,19 +9,28 @@ export class MountError extends Error {
   }
 }
 
+/** A mount or unmount through @skiff/common, its failure a MountError. */
+async function mountCall(call: () => Promise<void>): Promise<void> {
+  try {
+    await call();
+  } catch (err) {
+    throw new MountError(errorMessage(err));
+  }
+}
+
 async function run(args: string[]): Promise<void> {
   const result = await runCommand(args[0]!, args.slice(1), { timeoutMs: 30_000 });
   if (result.code !== 0) throw new MountError(`${args.join(' ')} failed: ${result.stderr.trim() || `exit ${result.code}`}`);
 }
 
 /** overlayfs options for `lowerDirs` (top first) and the rest, checked against what the kernel takes. */
-function overlayOptions(lowerDirs: readonly string[], rest: readonly string[], prefix: readonly string[]): string {
+function overlayOptions(lowerDirs: readonly string[], rest: readonly string[], prefix: readonly string[]): string[] {
   for (const dir of [...lowerDirs, ...rest]) {
     if (/[,:]/.test(dir)) throw new MountError(`overlay layer path ${dir} contains ',' or ':', which overlayfs options cannot carry`);
   }
-  const options = [...prefix, `lowerdir=${lowerDirs.join(':')}`, ...rest].join(',');
+  const options = [...prefix, `lowerdir=${lowerDirs.join(':')}`, ...rest];
   // The kernel takes at most one page of mount options.
-  if (options.length >= 4000) throw new MountError(`the image has too many layers (${lowerDirs.length}) for one overlay mount`);
+  if (options.join(',').length >= 4000) throw new MountError(`the image has too many layers (${lowerDirs.length}) for one overlay mount`);
   return options;
 }
 
@@ -33,7 +42,7 @@ export async function mountOverlay(target: string, lowerDirs: readonly string[],
   const lowers = lowerDirs.length > 0 ? lowerDirs : [emptyLower];
   if (lowerDirs.length === 0) await fs.mkdir(emptyLower, { recursive: true });
   const options = overlayOptions(lowers, [`upperdir=${upper}`, `workdir=${work}`], nodev ? ['nodev'] : []);
-  await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
+  await mountCall(() => mountFilesystem('overlay', 'overlay', target, options));
 }
 
 /**
@@ -43,7 +52,7 @@ export async function mountOverlay(target: string, lowerDirs: readonly string[],
 export async function mountReadonlyOverlay(target: string, lowerDirs: readonly string[], emptyLower: string): Promise<void> {
   await fs.mkdir(emptyLower, { recursive: true });
   const options = overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'noexec', 'nosuid', 'nodev']);
-  await run(['mount', '-t', 'overlay', 'overlay', '-o', options, target]);
+  await mountCall(() => mountFilesystem('overlay', 'overlay', target, options));
 }
 
 /**
@@ -54,16 +63,18 @@ export async function remountOverlayReadonly(target: string): Promise<void> {
   await run(['mount', '-o', 'remount,ro,nodev', target]);
 }
 
-export async function mountTmpfs(target: string, options: string): Promise<void> {
-  await run(['mount', '-t', 'tmpfs', '-o', options, 'shm', target]);
+export async function mountTmpfs(target: string, options: readonly string[]): Promise<void> {
+  await mountCall(() => mountFilesystem('tmpfs', 'shm', target, options));
 }
 
 /** Unmounts when mounted; a busy mount is detached lazily so the path is free at once. */
 export async function unmountIfMounted(target: string): Promise<void> {
   if (!(await mountPoints()).has(target)) return;
-  const result = await runCommand('umount', [target], { timeoutMs: 30_000 });
-  if (result.code === 0) return;
-  await run(['umount', '--lazy', target]);
+  try {
+    await unmountFilesystem(target);
+  } catch {
+    await mountCall(() => unmountFilesystem(target, true));
+  }
 }
 
 /** Every mount point at or below `dir`, deepest first (the order to unmount them in). */
