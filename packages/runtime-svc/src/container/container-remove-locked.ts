@@ -16,10 +16,7 @@ export async function removeContainerLocked(ctx: RuntimeContext, rec: ContainerR
   const timer = new StepTimer(ctx.log, 'container removal', { container: rec.id });
   if (rec.phase === 'created' || rec.phase === 'running') await stopContainerLocked(ctx, rec, 0);
   timer.mark('stop');
-  if (rec.phase !== 'removing') {
-    rec.phase = 'removing';
-    await ctx.records.saveContainer(rec);
-  }
+  if (rec.phase !== 'removing') await ctx.records.markContainerRemoving(rec);
   timer.mark('record');
   timer.done();
   ctx.state.containers.delete(rec.id);

@@ -3,6 +3,7 @@ import { isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/co
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
+import { removeRecordDirectory } from '../state/record-store.js';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
@@ -82,7 +83,7 @@ export async function teardownContainer(
   timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);
   timer?.mark('cgroup');
-  await fs.rm(paths.dir, { recursive: true, force: true });
+  await removeRecordDirectory(paths);
   timer?.mark('rm');
   await ctx.images.releaseLease(rec.id);
   for (const index of imageVolumeIndexes(rec.mounts ?? [])) await ctx.images.releaseLease(imageVolumeLeaseHolder(rec.id, index));

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 export interface SandboxPaths {
   dir: string;
   record: string;
+  /** An empty file whose presence says the sandbox is being removed, whatever its record says. */
+  removing: string;
   /** The OCI bundle of the sandbox container is the sandbox directory itself. */
   bundle: string;
   rootfs: string;
@@ -21,6 +23,8 @@ export interface SandboxPaths {
 export interface ContainerPaths {
   dir: string;
   record: string;
+  /** An empty file whose presence says the container is being removed, whatever its record says. */
+  removing: string;
   bundle: string;
   spec: string;
   rootfs: string;
@@ -77,6 +81,7 @@ export class RuntimePaths {
     return {
       dir,
       record: join(dir, 'sandbox.json'),
+      removing: join(dir, 'removing'),
       bundle: dir,
       rootfs: join(dir, 'rootfs'),
       spec: join(dir, 'config.json'),
@@ -94,6 +99,7 @@ export class RuntimePaths {
     return {
       dir,
       record: join(dir, 'container.json'),
+      removing: join(dir, 'removing'),
       bundle: dir,
       spec: join(dir, 'config.json'),
       rootfs: join(dir, 'rootfs'),

@@ -25,8 +25,7 @@ export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRe
     ),
   );
   timer.mark('containers');
-  rec.phase = 'removing';
-  await ctx.records.saveSandbox(rec);
+  await ctx.records.markSandboxRemoving(rec);
   timer.mark('record');
   timer.done();
   ctx.state.sandboxes.delete(rec.id);

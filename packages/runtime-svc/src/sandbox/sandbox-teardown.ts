@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import type { SandboxRecord } from '../state/records.js';
+import { removeRecordDirectory } from '../state/record-store.js';
 import { deleteSandboxContainer } from './sandbox-container.js';
 import type { StepTimer } from '@skiff/common';
 import { detachSandboxNetwork } from './sandbox-network.js';
@@ -22,6 +22,6 @@ export async function teardownSandbox(ctx: RuntimeContext, rec: SandboxRecord, t
   timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs') await removeCgroup(rec.cgroupsPath);
   timer?.mark('cgroup');
-  await fs.rm(paths.dir, { recursive: true, force: true });
+  await removeRecordDirectory(paths);
   timer?.mark('rm');
 }
