@@ -13,6 +13,8 @@ export const CHANNEL_OPTIONS: Readonly<ChannelOptions> = Object.freeze({
   // HTTP/2's default 64 KiB window makes a large response (ListImages, ListContainers) wait for
   // window updates round trip after round trip; on a local socket a larger window costs nothing.
   'grpc-node.flow_control_window': 8 * 1024 * 1024,
+  // channelz (gRPC's introspection service, which Skiff does not serve) tracks every call and socket.
+  'grpc.enable_channelz': 0,
 });
 
 /** grpc target for a unix socket path; an existing `unix:` target is kept. */

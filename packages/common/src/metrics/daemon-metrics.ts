@@ -1,8 +1,8 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, registerProcessMetrics } from './prom-client.js';
 
 /**
  * A daemon's Prometheus registry: the process metrics every daemon has (prom-client's defaults:
- * CPU, memory, file descriptors, event loop lag, heap) and its gRPC calls by method and status.
+ * CPU, memory, file descriptors, event loop lag, heap, GC) and its gRPC calls by method and status.
  * Each daemon adds its own families to `registry`.
  */
 export class DaemonMetrics {
@@ -12,9 +12,7 @@ export class DaemonMetrics {
 
   constructor(readonly service: string) {
     this.registry.setDefaultLabels({ service });
-    collectDefaultMetrics({ register: this.registry });
-    // Gauges named like counters: promtool (rightly) flags them; the handle counts say little anyway.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    registerProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'skiff_grpc_requests_total',
       help: 'gRPC calls answered, by method and status code (OK for success).',

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
-import { Counter } from 'prom-client';
+import { Counter } from './prom-client.js';
 import { DaemonMetrics } from './daemon-metrics.js';
 import { serveMetrics } from './metrics-server.js';
 
