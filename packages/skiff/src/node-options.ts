@@ -13,10 +13,9 @@ export const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi
  * V8's lite mode: bytecode only, no JIT. An idle daemon is ~8 MiB RSS and ~4 MiB PSS smaller (no
  * compiled-code space, feedback allocated lazily), and its heap grows less under load. The price is
  * JavaScript that runs hot: a byte loop is ~35x slower (ws unmasking 64 MiB: 136 ms with the JIT,
- * 4.8 s without), and image-svc's pulls took up to 1.6x as long. So only the
- * daemons whose hot paths are native or tiny get it: runtime-svc (its list responses are cached
- * bytes; the work is runc, conmon and the CNI plugins) and logs-svc (it keeps up with journald,
- * 93-94% of the floor against 98-99%). Lite mode implies --jitless, which leaves out WebAssembly:
+ * 4.8 s without), image-svc's pulls took up to 1.6x as long and runtime-svc's calls 0.1-0.3 ms
+ * longer. So only logs-svc gets it among the daemons (it keeps up with journald, 93-94% of the
+ * floor against 98-99%). Lite mode implies --jitless, which leaves out WebAssembly:
  * these processes must not use it (Node's fetch does, through undici's llhttp). Saying so with
  * --no-expose-wasm spares a warning on every start.
  */
