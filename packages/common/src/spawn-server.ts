@@ -45,7 +45,7 @@ interface Pending {
  * Runs commands through helpers/spawn-server.py, a small process that starts them with
  * vfork: Node's own spawn forks the whole daemon and holds its event loop until the child
  * has exec'd (several ms for a daemon of tens of MiB), so commands started together queue there.
- * The helper also makes mount(2) and umount2(2) calls, for which Node has no API.
+ * The helper also makes the system calls Node has no API for: mount(2), umount2(2), a datagram send.
  * The helper is started on first use and again after it dies (the requests it had fail).
  */
 export class SpawnServer {
