@@ -3,7 +3,8 @@
  * local registry: p50/p90/p99 over 100 samples of each pod and container call and 50 of each image
  * call, beside, in the same run,
  *   - the client's own floor: Version (no work in the server) through the same client, and the status
- *     and list calls again with the response left undecoded;
+ *     and list calls again with the response left undecoded, and through a bare HTTP/2 client
+ *     (h2-client.ts) beside Version and a grpc-js server doing nothing through it;
  *   - the floor of each step done by hand: runc create/start/kill/delete of a bundle of the busybox
  *     rootfs, CNI ADD/DEL of the installed network into a fresh namespace, overlay mount/umount of
  *     the image's layer, a record's crash-safe write, rm of a container's directories, `skopeo copy` of
@@ -29,6 +30,7 @@ import type { Client } from '@grpc/grpc-js';
 import { atomicWriteJson } from '@skiff/common';
 import { callUnary, createImageClient, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
 import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type PushedImage, type RuntimeHarness } from '@skiff/e2e/lib';
+import { BareHttp2Client } from './h2-client.js';
 import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
 import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
 import { mib, percentile, rssBytes } from './stats.js';
@@ -118,6 +120,12 @@ function undecoded(client: Client, method: string, request: unknown): Promise<Bu
   });
 }
 
+/** The same RPC through a bare HTTP/2 client (see h2-client.ts), its response left undecoded. */
+function bareCall(bare: BareHttp2Client, client: Client, method: string, request: unknown): Promise<Buffer> {
+  const definition = methodOf(client, method);
+  return bare.call(definition.path, definition.requestSerialize(request));
+}
+
 /** The client's protobuf decoding of a response alone, in ms (no call). */
 function decodeMs(client: Client, method: string, bytes: Buffer): number {
   const { responseDeserialize } = methodOf(client, method);
@@ -190,18 +198,20 @@ async function waitStopped(runcRoot: string, id: string): Promise<void> {
 
 // ---------------------------------------------------------------- the calls
 
-async function podCalls(h: RuntimeHarness, samples: Samples, runs: number): Promise<void> {
+async function podCalls(h: RuntimeHarness, samples: Samples, runs: number, bare: BareHttp2Client): Promise<void> {
   const rt = h.runtime;
   for (let i = 0; i < runs; i++) {
     const config = h.podConfig();
     const { pod_sandbox_id: podId } = await samples.time('RunPodSandbox', () => callUnary(rt, 'RunPodSandbox', { config }, { timeoutMs: 60_000 }));
     await samples.time('PodSandboxStatus', () => callUnary(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
     await samples.time('PodSandboxStatus undecoded', () => undecoded(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
+    await samples.time('PodSandboxStatus, bare HTTP/2 client', () => bareCall(bare, rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
     const request = { pod_sandbox_id: podId, config: h.containerConfig('main'), sandbox_config: config };
     const { container_id: id } = await samples.time('CreateContainer', () => callUnary(rt, 'CreateContainer', request, { timeoutMs: 60_000 }));
     await samples.time('StartContainer', () => callUnary(rt, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }));
     await samples.time('ContainerStatus', () => callUnary(rt, 'ContainerStatus', { container_id: id }));
     await samples.time('ContainerStatus undecoded', () => undecoded(rt, 'ContainerStatus', { container_id: id }));
+    await samples.time('ContainerStatus, bare HTTP/2 client', () => bareCall(bare, rt, 'ContainerStatus', { container_id: id }));
     // `sleep` as PID 1 ignores SIGTERM: timeout 0 kills it at once, as kubelet does after its grace period.
     await samples.time('StopContainer', () => callUnary(rt, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 }));
     await samples.time('RemoveContainer', () => callUnary(rt, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 }));
@@ -209,6 +219,7 @@ async function podCalls(h: RuntimeHarness, samples: Samples, runs: number): Prom
     await samples.time('RemovePodSandbox', () => callUnary(rt, 'RemovePodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 }));
     await samples.time('Version', () => callUnary(rt, 'Version', {}));
     await samples.time('Version undecoded', () => undecoded(rt, 'Version', {}));
+    await samples.time('Version, bare HTTP/2 client', () => bareCall(bare, rt, 'Version', {}));
   }
 }
 
@@ -257,21 +268,28 @@ async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, run
     await callUnary(images, 'RemoveImage', { image: spec });
   }
   await callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 });
-  const floorServer = await startGrpcFloorServer(join(work, 'grpc-floor.sock'), {
+  const floorSocket = join(work, 'grpc-floor.sock');
+  const floorServer = await startGrpcFloorServer(floorSocket, {
     status: await callUnary(images, 'ImageStatus', { image: spec }),
     list: await callUnary(images, 'ListImages', {}),
   });
+  const imagesBare = new BareHttp2Client(h.skiff.imageSocket);
+  const floorBare = new BareHttp2Client(floorSocket);
   try {
     for (let i = 0; i < READ_WARMUP_CALLS; i++) {
       await callUnary(images, 'ImageStatus', { image: spec });
       await callUnary(images, 'ListImages', {});
+      await bareCall(imagesBare, images, 'ImageStatus', { image: spec });
+      await bareCall(floorBare, images, 'ImageStatus', { image: spec });
       await callUnary(h.runtime, 'Version', {});
       await callUnary(floorServer.client, 'ImageStatus', { image: spec });
       await callUnary(floorServer.client, 'ListImages', {});
     }
     await callUnary(images, 'RemoveImage', { image: spec });
-    await timedImageCalls(h, samples, spec, floorServer.client, indexDir, runs);
+    await timedImageCalls(h, samples, spec, { client: floorServer.client, bare: floorBare }, indexDir, runs, imagesBare);
   } finally {
+    imagesBare.close();
+    floorBare.close();
     floorServer.stop();
   }
   await pullFloors(h, samples, busybox, work, runs, pulls);
@@ -279,7 +297,15 @@ async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, run
 
 const READ_WARMUP_CALLS = 300;
 
-async function timedImageCalls(h: RuntimeHarness, samples: Samples, spec: { image: string }, floor: ImageServiceClient, indexDir: string, runs: number): Promise<void> {
+async function timedImageCalls(
+  h: RuntimeHarness,
+  samples: Samples,
+  spec: { image: string },
+  floor: { client: ImageServiceClient; bare: BareHttp2Client },
+  indexDir: string,
+  runs: number,
+  bare: BareHttp2Client,
+): Promise<void> {
   const images = h.images;
   for (let i = 0; i < runs; i++) {
     await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
@@ -289,13 +315,17 @@ async function timedImageCalls(h: RuntimeHarness, samples: Samples, spec: { imag
     await samples.time('ListImages', () => callUnary(images, 'ListImages', {}));
     const list = await samples.time('ListImages undecoded', () => undecoded(images, 'ListImages', {}));
     samples.add('ListImages decode', decodeMs(images, 'ListImages', list));
+    await samples.time('ImageStatus, bare HTTP/2 client', () => bareCall(bare, images, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages, bare HTTP/2 client', () => bareCall(bare, images, 'ListImages', {}));
     await samples.time('Version (runtime socket)', () => callUnary(h.runtime, 'Version', {}));
     // The index by hand is as big as the store's images.json with the same images.
     const indexBytes = (await stat(join(h.skiff.root, 'images', 'images.json'))).size;
     await samples.time('index commit by hand', () => indexCommit(indexDir, indexBytes));
     await samples.time('RemoveImage', () => callUnary(images, 'RemoveImage', { image: spec }));
-    await samples.time('ImageStatus, grpc-js server doing nothing', () => callUnary(floor, 'ImageStatus', { image: spec }));
-    await samples.time('ListImages, grpc-js server doing nothing', () => callUnary(floor, 'ListImages', {}));
+    await samples.time('ImageStatus, grpc-js server doing nothing', () => callUnary(floor.client, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages, grpc-js server doing nothing', () => callUnary(floor.client, 'ListImages', {}));
+    await samples.time('ImageStatus, grpc-js server doing nothing, bare HTTP/2 client', () => bareCall(floor.bare, images, 'ImageStatus', { image: spec }));
+    await samples.time('ListImages, grpc-js server doing nothing, bare HTTP/2 client', () => bareCall(floor.bare, images, 'ListImages', {}));
   }
 }
 
@@ -332,11 +362,13 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
     ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
     ['RemoveImage', s('RemoveImage'), version, `index write + fsync + rename + fsync dir ${p50(s('index commit by hand'))}`],
     ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing'))}`],
+    ['ImageStatus, bare HTTP/2 client', s('ImageStatus, bare HTTP/2 client'), '', `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing, bare HTTP/2 client'))}`],
+    ['ListImages, bare HTTP/2 client', s('ListImages, bare HTTP/2 client'), '', `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing, bare HTTP/2 client'))}`],
   ];
   printColumns(
     `Image calls one at a time (${runs} samples per call, ${pulls} pulls of 5x20 MiB), ms`,
     ['call', 'n', 'p50', 'p90', 'p99', 'client cost p50', 'target p50', 'floor by hand, same run, p50'],
-    rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
+    rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name.split(',')[0]!] ?? '', floor]),
   );
   const floorNames = ['Version (runtime socket)', 'ImageStatus, grpc-js server doing nothing', 'ListImages, grpc-js server doing nothing', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'skopeo copy 5x20 MiB'];
   printColumns('Client cost and image floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
@@ -469,6 +501,7 @@ async function main(): Promise<void> {
   const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: values.steps ? 'debug' : 'info' } });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
+  const bare = new BareHttp2Client(h.skiff.runtimeSocket);
   try {
     if (values['images-only']) {
       await imageCalls(h, samples, work, imageRuns, pulls);
@@ -480,11 +513,11 @@ async function main(): Promise<void> {
     const snapshot = parsed.snapshots[0]!;
 
     // Warm-up: the first calls pay for connections, lazy loads and JIT.
-    await podCalls(h, new Samples(), 3);
+    await podCalls(h, new Samples(), 3, bare);
     const footprint = runtimeOnly ? undefined : await idleFootprint(h);
     await floorSteps(h, samples, work, snapshot, [snapshot], runs);
     const firstMeasured = h.skiff.output().length;
-    await podCalls(h, samples, runs);
+    await podCalls(h, samples, runs, bare);
     const steps = stepMedians(h.skiff.output().slice(firstMeasured));
     await podLives(h, samples, runs);
     if (!runtimeOnly) await imageCalls(h, samples, work, imageRuns, pulls);
@@ -500,6 +533,8 @@ async function main(): Promise<void> {
       ['CreateContainer', s('CreateContainer'), clientFloor, `overlay mount ${p50(s('overlay mount'))} + record write ${p50(s('record write'))}`],
       ['StartContainer', s('StartContainer'), clientFloor, `runc create ${p50(s('runc create'))} + start ${p50(s('runc start'))} + record write ${p50(s('record write'))}`],
       ['ContainerStatus', s('ContainerStatus'), `${p50(s('ContainerStatus undecoded'))} (undecoded)`, ''],
+      ['PodSandboxStatus, bare HTTP/2 client', s('PodSandboxStatus, bare HTTP/2 client'), `${p50(s('Version, bare HTTP/2 client'))} (Version)`, ''],
+      ['ContainerStatus, bare HTTP/2 client', s('ContainerStatus, bare HTTP/2 client'), `${p50(s('Version, bare HTTP/2 client'))} (Version)`, ''],
       ['StopContainer', s('StopContainer'), clientFloor, `runc kill ${p50(s('runc kill'))}`],
       ['RemoveContainer', s('RemoveContainer'), clientFloor, `runc delete ${p50(s('runc delete'))} + umount ${p50(s('overlay umount'))} + rm ${p50(s("rm of a container's directories"))}`],
       ["one pod's life", s("one pod's life"), '', `sum of the steps' floors ${fmt(sum('CNI ADD', 'runc create', 'runc start', 'runc kill', 'CNI DEL', 'runc delete', 'overlay mount', 'overlay umount', "rm of a container's directories"))}`],
@@ -507,9 +542,9 @@ async function main(): Promise<void> {
     printColumns(
       `Pod and container calls one at a time (${runs} samples per call), ms`,
       ['call', 'n', 'p50', 'p90', 'p99', 'client floor p50', 'target p50', 'floor of the steps by hand, p50'],
-      rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name] ?? '', floor]),
+      rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name.split(',')[0]!] ?? '', floor]),
     );
-    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', 'record write', "rm of a container's directories", 'Version', 'Version undecoded'];
+    const floorNames = ['runc create', 'runc start', 'runc kill', 'runc delete', 'CNI ADD', 'CNI DEL', 'overlay mount', 'overlay umount', 'record write', "rm of a container's directories", 'Version', 'Version undecoded', 'Version, bare HTTP/2 client'];
     printColumns('Floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
     if (values.steps) printColumns('Where the time went: the step log of the calls above, median ms', ['operation / step', 'n', 'p50'], steps);
     if (footprint === undefined) return;
@@ -521,6 +556,7 @@ async function main(): Promise<void> {
     );
   } finally {
     const cleanup = Date.now();
+    bare.close();
     await h.stop();
     process.stdout.write(`\n(cleanup: ${Math.round((Date.now() - cleanup) / 1000)} s)\n`);
     await rm(work, { recursive: true, force: true });
