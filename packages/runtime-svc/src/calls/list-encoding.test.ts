@@ -12,6 +12,7 @@ import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { criSandboxContent, toCriSandbox } from '../sandbox/sandbox-view.js';
 import type { ContainerPhase, ContainerRecord, SandboxRecord } from '../state/records.js';
 import { StateIndex } from '../state/state-index.js';
+import { containerRecordFixture } from '../state/record-fixtures.js';
 import { sameContent, type EntryContent } from '../listing/list-entry-cache.js';
 import { listContainersCall as listContainers } from './container-list.js';
 import { ContainerEvents } from '../events/container-events.js';
@@ -28,34 +29,15 @@ let counter = 0;
 function containerRecord(phase: ContainerPhase, createdAt: string, extra: Partial<ContainerRecord> = {}): ContainerRecord {
   counter++;
   const id = `${counter.toString(16).padStart(4, '0')}${'c'.repeat(60)}`;
-  return {
-    version: 1,
-    id,
-    sandboxId: counter % 2 === 0 ? SANDBOX_A : SANDBOX_B,
-    phase,
+  return containerRecordFixture(id, counter % 2 === 0 ? SANDBOX_A : SANDBOX_B, phase, {
     metadata: { name: `app-${counter}`, attempt: counter % 3 },
     fullName: `k8s_app-${counter}`,
     nameKey: `app-${counter}`,
-    runtimeHandler: '',
-    image: { requested: 'busybox', id: `sha256:${'1'.repeat(64)}`, ref: `registry.test/busybox@sha256:${'2'.repeat(64)}`, display: 'registry.test/busybox:latest' },
     createdAt,
-    labels: {},
-    annotations: {},
-    mounts: [],
-    logPath: '',
-    resources: null,
-    user: { uid: 0, gid: 0, supplementalGroups: [] },
-    stopSignal: 15,
-    criStopSignal: 'SIGNAL_RUNTIME_DEFAULT',
-    cgroupsPath: '',
-    tty: false,
-    stdin: false,
-    stdinOnce: false,
-    rootfsMounted: false,
     // This process: alive, so created and running records are not refreshed unless an exit file says so.
     pid: phase === 'created' || phase === 'running' ? process.pid : undefined,
     ...extra,
-  };
+  });
 }
 
 function sandboxRecord(phase: SandboxRecord['phase'], createdAt: string, labels: Record<string, string>): SandboxRecord {

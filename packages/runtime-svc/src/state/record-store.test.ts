@@ -7,35 +7,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RuntimePaths } from '../daemon/paths.js';
 import { RecordStore, removeRecordDirectory } from './record-store.js';
+import { containerRecordFixture } from './record-fixtures.js';
 import type { ContainerRecord } from './records.js';
 
 function exitedContainer(id: string): ContainerRecord {
-  return {
-    version: 1,
-    id,
-    sandboxId: 'b'.repeat(64),
-    phase: 'exited',
-    metadata: { name: 'app', attempt: 0 },
-    fullName: 'k8s_app',
-    nameKey: 'app',
-    runtimeHandler: '',
-    image: { requested: 'busybox', id: `sha256:${'1'.repeat(64)}`, ref: `registry.test/busybox@sha256:${'2'.repeat(64)}`, display: 'registry.test/busybox:latest' },
-    createdAt: '1700000000000000000',
-    labels: {},
-    annotations: {},
-    mounts: [],
-    logPath: '',
-    resources: null,
-    user: { uid: 0, gid: 0, supplementalGroups: [] },
-    stopSignal: 15,
-    criStopSignal: 'SIGNAL_RUNTIME_DEFAULT',
-    cgroupsPath: '',
-    tty: false,
-    stdin: false,
-    stdinOnce: false,
-    rootfsMounted: false,
-    exitCode: 0,
-  };
+  return containerRecordFixture(id, 'b'.repeat(64), 'exited', { exitCode: 0 });
 }
 
 test('a removal marker makes a record read back as removing; the directory goes record first', async (t) => {

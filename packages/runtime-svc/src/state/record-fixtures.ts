@@ -1,0 +1,31 @@
+import type { ContainerPhase, ContainerRecord } from './records.js';
+
+/** A container record for unit tests: busybox, no mounts, no log; `extra` overrides any field. */
+export function containerRecordFixture(id: string, sandboxId: string, phase: ContainerPhase, extra: Partial<ContainerRecord> = {}): ContainerRecord {
+  return {
+    version: 1,
+    id,
+    sandboxId,
+    phase,
+    metadata: { name: 'app', attempt: 0 },
+    fullName: 'k8s_app',
+    nameKey: 'app',
+    runtimeHandler: '',
+    image: { requested: 'busybox', id: `sha256:${'1'.repeat(64)}`, ref: `registry.test/busybox@sha256:${'2'.repeat(64)}`, display: 'registry.test/busybox:latest' },
+    createdAt: '1700000000000000000',
+    labels: {},
+    annotations: {},
+    mounts: [],
+    logPath: '',
+    resources: null,
+    user: { uid: 0, gid: 0, supplementalGroups: [] },
+    stopSignal: 15,
+    criStopSignal: 'SIGNAL_RUNTIME_DEFAULT',
+    cgroupsPath: '',
+    tty: false,
+    stdin: false,
+    stdinOnce: false,
+    rootfsMounted: false,
+    ...extra,
+  };
+}
