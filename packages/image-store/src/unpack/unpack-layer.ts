@@ -9,6 +9,7 @@ import { readTar } from '../tar/tar-reader.js';
 import { createDecompressor, detectCompression, type Compression } from './decompress.js';
 import { appenderFor, type FileAppender } from './file-writer.js';
 import { LayerExtractor } from './layer-extractor.js';
+import type { EarlyWriteback } from '../writeback.js';
 
 export type LayerSource = Readable | NodeJS.ReadableStream;
 
@@ -36,6 +37,8 @@ export interface UnpackLayerRequest {
   layerDigest: string;
   /** Called once every blob byte has arrived and been verified (the unpack may still be running). */
   onBlobEnd?: () => void;
+  /** When set, the blob file and large unpacked files are handed to it once complete, to be written out early. */
+  writeback?: EarlyWriteback;
 }
 
 export interface UnpackLayerResult {
@@ -266,6 +269,8 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
   let file: FileHandle | undefined;
   let appender: FileAppender | undefined;
+  /** Set once the complete blob file is handed to request.writeback, which then closes it. */
+  let fileHandedOver = false;
   let head: Buffer;
   try {
     await request.space?.check(request.blobFile ? request.expectedSize : 0);
@@ -280,13 +285,21 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     const compression = detectCompression(head);
     const decompressor = createDecompressor(compression);
     appender = file && appenderFor(file);
-    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, request.onBlobEnd);
+    const blobEnd = (): void => {
+      if (file && request.writeback) {
+        const complete = file;
+        request.writeback.submit(complete.fd, () => complete.close());
+        fileHandedOver = true;
+      }
+      request.onBlobEnd?.();
+    };
+    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, blobEnd);
     const output = decompressor?.stream ?? new PassThrough();
     const piped = pipeline(readable, tee, output, signal ? { signal } : {});
     piped.catch(() => undefined);
 
     const diffHash = createHash('sha256');
-    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs });
+    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs, writeback: request.writeback });
     // Only an unpack writes the tar out; hashing it alone costs no disk.
     const budget = new TarBudget(limits.maxLayerBytes, extractor ? request.space : undefined);
     const onChunk = (chunk: Buffer): Promise<void> | undefined => {
@@ -326,6 +339,6 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   } finally {
     // Writes still queued must end before the descriptor is closed (and its number reused).
     await appender?.flush().catch(() => undefined);
-    await file?.close();
+    if (!fileHandedOver) await file?.close();
   }
 }

@@ -1,0 +1,42 @@
+import { fdatasync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const fdatasyncAsync = promisify(fdatasync);
+
+/** Files waiting for their turn at most; further ones are closed at once and left to the sync before the record. */
+const MAX_WAITING = 64;
+
+/**
+ * Starts writing finished files to disk while a pull goes on, so the one sync of the store's
+ * filesystem before the image record (see DurabilityBatch) finds little left to write instead of
+ * every byte of the pull. Nothing waits for it and nothing relies on it: the sync before the record
+ * is still what makes content durable. One fdatasync at a time, since each holds a thread-pool
+ * thread for as long as the disk takes, and the unpack needs the others.
+ */
+export class EarlyWriteback {
+  private chain: Promise<void> = Promise.resolve();
+  private waiting = 0;
+
+  /**
+   * Takes over `fd` of a file whose writes have all completed: its data is written out in turn,
+   * then `close` is called (at once, when too many files wait already).
+   */
+  submit(fd: number, close: () => void | Promise<void>): void {
+    if (this.waiting >= MAX_WAITING) {
+      void Promise.resolve(close()).catch(() => undefined);
+      return;
+    }
+    this.waiting++;
+    this.chain = this.chain
+      .then(() => fdatasyncAsync(fd))
+      .catch(() => undefined)
+      .then(() => close())
+      .catch(() => undefined)
+      .finally(() => this.waiting--);
+  }
+
+  /** Settles once every file submitted so far is written out and closed. */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+}
