@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
 import { ImageStore } from './image-store.js';
 import { StoreError, type StoreErrorKind } from './errors.js';
 import { chainIds } from './chain-id.js';
@@ -79,6 +80,24 @@ test('digest, size and diff ID mismatches fail and leave nothing behind', async 
       await assert.rejects(store.ingestLayer(c.ingest, opener(layer.blob).open), isStoreError(c.kind, c.pattern), c.name);
       assertNothingLeft(root, layer);
     }
+  });
+});
+
+test('a layer of several pieces unpacks, and its digest and diff ID are verified before anything is kept', async () => {
+  await withStore(async (store, root) => {
+    const data = randomBytes(9 * 1024 * 1024);
+    const layer = layerFixture(buildTar([{ name: 'big.bin', data }]));
+    const refused: Array<{ ingest: Parameters<ImageStore['ingestLayer']>[0]; pattern: RegExp }> = [
+      { ingest: { ...asBase(layer), desc: { ...layer.desc, digest: sha256('other') } }, pattern: /expected digest/ },
+      { ingest: { ...asBase(layer), diffId: sha256('not the tar'), chainId: sha256('not the tar') }, pattern: /diff ID/ },
+    ];
+    for (const c of refused) {
+      await assert.rejects(store.ingestLayer(c.ingest, opener(layer.blob).open), isStoreError('digest-mismatch', c.pattern));
+      assertNothingLeft(root, layer);
+    }
+    await store.ingestLayer(asBase(layer), opener(layer.blob).open);
+    assert.ok(readFileSync(join(root, 'snapshots', layer.diffId.slice(7), 'fs', 'big.bin')).equals(data));
+    assert.ok(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))).equals(layer.blob));
   });
 });
 
