@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { EarlyWriteback } from './writeback.js';
+import { EARLY_WRITEBACK_MIN_BYTES, EarlyWriteback } from './writeback.js';
 import { tempDir } from './testing/fixtures.js';
 
 test('each file handed over is written out and then closed, in turn; beyond the queue limit, closed at once', async () => {
@@ -12,7 +12,7 @@ test('each file handed over is written out and then closed, in turn; beyond the 
   for (let i = 0; i < 70; i++) {
     const fd = openSync(join(dir, `f${i}`), 'wx', 0o600);
     writeSync(fd, `file ${i}`);
-    writeback.submit(fd, () => {
+    writeback.submit(fd, EARLY_WRITEBACK_MIN_BYTES, () => {
       closed.push(i);
       closeSync(fd);
     });
@@ -28,9 +28,18 @@ test('each file handed over is written out and then closed, in turn; beyond the 
 test('a file whose write-out fails is still closed', async () => {
   const writeback = new EarlyWriteback();
   let closed = false;
-  writeback.submit(2_000_000, () => {
+  writeback.submit(2_000_000, EARLY_WRITEBACK_MIN_BYTES, () => {
     closed = true;
   });
   await writeback.idle();
+  assert.ok(closed);
+});
+
+test('a small file is closed at once, not written out on its own', async () => {
+  const writeback = new EarlyWriteback();
+  let closed = false;
+  writeback.submit(2_000_000, EARLY_WRITEBACK_MIN_BYTES - 1, () => {
+    closed = true;
+  });
   assert.ok(closed);
 });

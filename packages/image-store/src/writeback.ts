@@ -5,6 +5,11 @@ const fdatasyncAsync = promisify(fdatasync);
 
 /** Files waiting for their turn at most; further ones are closed at once and left to the sync before the record. */
 const MAX_WAITING = 64;
+/**
+ * Smaller files are closed at once and left to the sync before the record: written out on their
+ * own they would only add a disk round trip to a small pull (busybox's), with nothing to overlap.
+ */
+export const EARLY_WRITEBACK_MIN_BYTES = 4 * 1024 * 1024;
 
 /**
  * Starts writing finished files to disk while a pull goes on, so the one sync of the store's
@@ -18,11 +23,11 @@ export class EarlyWriteback {
   private waiting = 0;
 
   /**
-   * Takes over `fd` of a file whose writes have all completed: its data is written out in turn,
-   * then `close` is called (at once, when too many files wait already).
+   * Takes over `fd` of a file of `bytes` bytes whose writes have all completed: its data is written
+   * out in turn, then `close` is called (at once, when the file is small or too many files wait).
    */
-  submit(fd: number, close: () => void | Promise<void>): void {
-    if (this.waiting >= MAX_WAITING) {
+  submit(fd: number, bytes: number, close: () => void | Promise<void>): void {
+    if (bytes < EARLY_WRITEBACK_MIN_BYTES || this.waiting >= MAX_WAITING) {
       void Promise.resolve(close()).catch(() => undefined);
       return;
     }

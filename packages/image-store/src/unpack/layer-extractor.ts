@@ -45,7 +45,7 @@ export interface LayerExtractorOptions {
    * does not contain itself.
    */
   lowerDirs: () => Promise<string[]>;
-  /** When set, files of ASYNC_WRITE_THRESHOLD bytes or more are handed to it once written, to be written out early. */
+  /** When set, files of ASYNC_WRITE_THRESHOLD bytes or more are handed to it once written (it may write them out early). */
   writeback?: EarlyWriteback | undefined;
 }
 
@@ -250,7 +250,7 @@ export class LayerExtractor {
       fsSync.closeSync(fd);
       throw err;
     }
-    if (appender && this.options.writeback) this.options.writeback.submit(fd, () => fsSync.closeSync(fd));
+    if (appender && this.options.writeback) this.options.writeback.submit(fd, entry.size, () => fsSync.closeSync(fd));
     else fsSync.closeSync(fd);
     this.recordXattrs(path, entry.xattrs);
   }

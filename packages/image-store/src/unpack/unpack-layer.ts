@@ -288,7 +288,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     const blobEnd = (): void => {
       if (file && request.writeback) {
         const complete = file;
-        request.writeback.submit(complete.fd, () => complete.close());
+        request.writeback.submit(complete.fd, request.expectedSize, () => complete.close());
         fileHandedOver = true;
       }
       request.onBlobEnd?.();
