@@ -182,6 +182,11 @@ class BlobTee extends Transform {
     }, callback);
   }
 
+  /** Settles once no write of this tee is pending or still to be queued (after it ended or was destroyed). */
+  async writesSettled(): Promise<void> {
+    await this.writes.catch(() => undefined);
+  }
+
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
     this.cancelIdleFlush();
     callback(error);
@@ -271,6 +276,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   let appender: FileAppender | undefined;
   /** Set once the complete blob file is handed to request.writeback, which then closes it. */
   let fileHandedOver = false;
+  let tee: BlobTee | undefined;
   let head: Buffer;
   try {
     await request.space?.check(request.blobFile ? request.expectedSize : 0);
@@ -293,7 +299,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       }
       request.onBlobEnd?.();
     };
-    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, blobEnd);
+    tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, blobEnd);
     const output = decompressor?.stream ?? new PassThrough();
     const piped = pipeline(readable, tee, output, signal ? { signal } : {});
     piped.catch(() => undefined);
@@ -337,7 +343,9 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       droppedXattrs: extractor?.droppedXattrs ?? 0,
     };
   } finally {
-    // Writes still queued must end before the descriptor is closed (and its number reused).
+    // Writes still queued must end before the descriptor is closed (and its number reused), and
+    // so must writes not queued yet: one waiting for a free-space check when the unpack failed.
+    await tee?.writesSettled();
     await appender?.flush().catch(() => undefined);
     if (!fileHandedOver) await file?.close();
   }
