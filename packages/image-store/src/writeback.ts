@@ -22,6 +22,11 @@ export class EarlyWriteback {
   private chain: Promise<void> = Promise.resolve();
   private waiting = 0;
 
+  /** Whether a file of `bytes` bytes is worth handing over (smaller ones are better closed by their owner). */
+  takes(bytes: number): boolean {
+    return bytes >= EARLY_WRITEBACK_MIN_BYTES;
+  }
+
   /**
    * Takes over `fd` of a file of `bytes` bytes whose writes have all completed: its data is written
    * out in turn, then `close` is called (at once, when the file is small or too many files wait).

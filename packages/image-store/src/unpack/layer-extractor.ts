@@ -250,7 +250,7 @@ export class LayerExtractor {
       fsSync.closeSync(fd);
       throw err;
     }
-    if (appender && this.options.writeback) this.options.writeback.submit(fd, entry.size, () => fsSync.closeSync(fd));
+    if (appender && this.options.writeback?.takes(entry.size)) this.options.writeback.submit(fd, entry.size, () => fsSync.closeSync(fd));
     else fsSync.closeSync(fd);
     this.recordXattrs(path, entry.xattrs);
   }

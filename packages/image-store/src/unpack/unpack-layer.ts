@@ -292,7 +292,7 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     const decompressor = createDecompressor(compression);
     appender = file && appenderFor(file);
     const blobEnd = (): void => {
-      if (file && request.writeback) {
+      if (file && request.writeback?.takes(request.expectedSize)) {
         const complete = file;
         request.writeback.submit(complete.fd, request.expectedSize, () => complete.close());
         fileHandedOver = true;
