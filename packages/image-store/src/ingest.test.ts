@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
 import { ImageStore } from './image-store.js';
 import { StoreError, type StoreErrorKind } from './errors.js';
 import { chainIds } from './chain-id.js';
@@ -80,6 +81,62 @@ test('digest, size and diff ID mismatches fail and leave nothing behind', async 
       assertNothingLeft(root, layer);
     }
   });
+});
+
+test('a layer of several pieces unpacks, and its digest and diff ID are verified before anything is kept', async () => {
+  await withStore(async (store, root) => {
+    const data = randomBytes(9 * 1024 * 1024);
+    const layer = layerFixture(buildTar([{ name: 'big.bin', data }]));
+    const refused: Array<{ ingest: Parameters<ImageStore['ingestLayer']>[0]; pattern: RegExp }> = [
+      { ingest: { ...asBase(layer), desc: { ...layer.desc, digest: sha256('other') } }, pattern: /expected digest/ },
+      { ingest: { ...asBase(layer), diffId: sha256('not the tar'), chainId: sha256('not the tar') }, pattern: /diff ID/ },
+    ];
+    for (const c of refused) {
+      await assert.rejects(store.ingestLayer(c.ingest, opener(layer.blob).open), isStoreError('digest-mismatch', c.pattern));
+      assertNothingLeft(root, layer);
+    }
+    await store.ingestLayer(asBase(layer), opener(layer.blob).open);
+    assert.ok(readFileSync(join(root, 'snapshots', layer.diffId.slice(7), 'fs', 'big.bin')).equals(data));
+    assert.ok(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))).equals(layer.blob));
+  });
+});
+
+test('a blob write still waiting for a free-space check when the ingest is aborted never reaches another file', async () => {
+  const root = tempDir('ingest');
+  let calls = 0;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  // The first check (before the layer starts) answers at once; the one due after 8 MiB waits.
+  const freeBytes = async (): Promise<number> => {
+    if (calls++ > 0) await gate;
+    return 1024 ** 4;
+  };
+  const store = await ImageStore.open(root, { logger: quietLogger(), writer: true, freeBytes });
+  try {
+    const layer = layerFixture(buildTar([{ name: 'big.bin', data: randomBytes(12 * 1024 * 1024) }]));
+    const aborter = new AbortController();
+    const ingest = store.ingestLayer(asBase(layer), opener(layer.blob).open, { signal: aborter.signal });
+    while (calls < 2) await sleep(5);
+    aborter.abort(new Error('pull cancelled'));
+    ingest.catch(() => undefined);
+    await sleep(100);
+    // Opened now, this file takes the lowest free descriptor: the blob file's, had it been closed.
+    const other = join(root, 'other');
+    const fd = openSync(other, 'wx', 0o600);
+    try {
+      release();
+      await assert.rejects(ingest);
+      for (let i = 0; i < 200 && readdirSync(join(root, 'ingest')).length > 0; i++) await sleep(10);
+      await sleep(50);
+      assert.equal(readFileSync(other).length, 0, 'nothing of the layer was written to it');
+    } finally {
+      closeSync(fd);
+    }
+    assertNothingLeft(root, layer);
+  } finally {
+    release();
+    await store.close();
+  }
 });
 
 test('a corrupt compressed stream and a failing download leave nothing behind', async () => {

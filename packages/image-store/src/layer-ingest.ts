@@ -13,6 +13,7 @@ import type { DurabilityBatch } from './durability.js';
 import { TarFormatError } from './tar/tar-header.js';
 import type { Descriptor, SnapshotMeta } from './types.js';
 import { unpackLayer, type UnpackLayerResult } from './unpack/unpack-layer.js';
+import { EarlyWriteback } from './writeback.js';
 
 export interface LayerToIngest {
   desc: Descriptor;
@@ -42,6 +43,8 @@ export class LayerIngest {
   private readonly snapshots = new SharedOperations();
   /** Blob-only downloads, one per digest at a time. */
   private readonly blobs = new SharedOperations();
+  /** Writes finished files out while the pull goes on; the sync before the record is what counts. */
+  private readonly writeback = new EarlyWriteback();
 
   constructor(
     private readonly layout: StoreLayout,
@@ -74,6 +77,7 @@ export class LayerIngest {
 
   async abortAll(reason: unknown): Promise<void> {
     await Promise.all([this.snapshots.abortAll(reason), this.blobs.abortAll(reason)]);
+    await this.writeback.idle();
   }
 
   private async isPresent(layer: LayerToIngest, want: Want): Promise<boolean> {
@@ -120,6 +124,7 @@ export class LayerIngest {
         signal,
         layerDigest: desc.digest,
         onBlobEnd: () => timer.mark('blob read and verified'),
+        writeback: this.writeback,
       });
       timer.mark('unpack after the blob');
       verify(layer, result);

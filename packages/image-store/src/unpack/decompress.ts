@@ -48,8 +48,9 @@ export function createDecompressor(compression: Compression): Decompressor | und
     case 'none':
       return undefined;
     case 'gzip': {
-      // Larger output chunks than the 16 KiB default: far fewer thread-pool round trips.
-      const stream = createGunzip({ chunkSize: 256 * 1024 });
+      // Larger output chunks than the 16 KiB default: far fewer thread-pool round trips (the input
+      // comes in pieces of up to 1 MiB, see unpack-layer.ts).
+      const stream = createGunzip({ chunkSize: 1024 * 1024 });
       return { stream, finished: () => Promise.resolve() };
     }
     case 'zstd':

@@ -42,3 +42,18 @@ test('a failed write is reported by the next write or flush, never lost', async 
     closeSync(fd);
   }
 });
+
+test('small writes are gathered into one until 256 KiB are queued; flush writes the rest', async () => {
+  const path = join(tempDir('appender'), 'gathered');
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    const appender = new FileAppender(fd);
+    const small = [randomBytes(1000), randomBytes(2000)];
+    for (const chunk of small) assert.equal(appender.write(chunk), undefined);
+    assert.equal(readFileSync(path).length, 0, 'nothing written yet');
+    await appender.flush();
+    assert.ok(readFileSync(path).equals(Buffer.concat(small)));
+  } finally {
+    closeSync(fd);
+  }
+});

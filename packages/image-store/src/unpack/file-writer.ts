@@ -6,6 +6,11 @@ const writevAsync = promisify(writev);
 
 /** Bytes that may wait to be written before `write` asks its caller to wait. */
 const DEFAULT_MAX_PENDING = 1024 * 1024;
+/**
+ * Bytes gathered before a write is started (flush writes whatever is left): each write is a
+ * round trip to the thread pool, and one per 64 KiB chunk cost more than the copying itself.
+ */
+const DEFAULT_MIN_BATCH = 256 * 1024;
 
 /**
  * Appends chunks to a file from the thread pool without making the caller wait for each one:
@@ -22,6 +27,7 @@ export class FileAppender {
   constructor(
     private readonly fd: number,
     private readonly maxPending = DEFAULT_MAX_PENDING,
+    private readonly minBatch = Math.min(DEFAULT_MIN_BATCH, maxPending),
   ) {}
 
   /** Queues `chunk`; returns a promise to wait for only when too much is queued (or a write failed). */
@@ -30,13 +36,17 @@ export class FileAppender {
     if (chunk.length === 0) return undefined;
     this.queue.push(chunk);
     this.pending += chunk.length;
-    this.running ??= this.drain();
-    return this.pending > this.maxPending ? this.running.then(() => this.throwIfFailed()) : undefined;
+    if (this.pending >= this.minBatch) this.running ??= this.drain(this.minBatch);
+    return this.pending > this.maxPending ? this.running!.then(() => this.throwIfFailed()) : undefined;
   }
 
   /** Resolves once everything queued is written; rejects with the first write error. */
   async flush(): Promise<void> {
-    while (this.running) await this.running;
+    for (;;) {
+      while (this.running) await this.running;
+      if (this.queue.length === 0 || this.failure !== undefined) break;
+      this.running = this.drain(0);
+    }
     this.throwIfFailed();
   }
 
@@ -44,10 +54,10 @@ export class FileAppender {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  /** Never rejects: a failure is kept for the next write or flush. */
-  private async drain(): Promise<void> {
+  /** Writes while at least `minBytes` are queued (and something is). Never rejects: a failure is kept for the next write or flush. */
+  private async drain(minBytes: number): Promise<void> {
     try {
-      while (this.queue.length > 0 && this.failure === undefined) {
+      while (this.queue.length > 0 && this.pending >= minBytes && this.failure === undefined) {
         const batch = this.queue;
         this.queue = [];
         const bytes = batch.reduce((sum, b) => sum + b.length, 0);

@@ -6,6 +6,7 @@ import type { TarEntry } from '../tar/tar-reader.js';
 import { ancestorsOf, entryComponents, isWithin, joinComponents, parentOf } from './entry-path.js';
 import { lookupInLowerLayers } from './lower-lookup.js';
 import { FileAppender } from './file-writer.js';
+import type { EarlyWriteback } from '../writeback.js';
 import { createSpecialFiles, type SpecialFile } from './special-files.js';
 import { OPAQUE_XATTR, applyXattrs, readXattrs, type XattrAssignment } from './xattrs.js';
 
@@ -44,6 +45,8 @@ export interface LayerExtractorOptions {
    * does not contain itself.
    */
   lowerDirs: () => Promise<string[]>;
+  /** When set, files of ASYNC_WRITE_THRESHOLD bytes or more are handed to it once written (it may write them out early). */
+  writeback?: EarlyWriteback | undefined;
 }
 
 export interface ExtractedLayerStats {
@@ -241,11 +244,14 @@ export class LayerExtractor {
       // After chown, which clears setuid/setgid.
       fsSync.fchmodSync(fd, entry.mode);
       fsSync.futimesSync(fd, entry.mtime, entry.mtime);
-    } finally {
+    } catch (err) {
       // Queued writes must end before the descriptor is closed (and its number reused).
       await appender?.flush().catch(() => undefined);
       fsSync.closeSync(fd);
+      throw err;
     }
+    if (appender && this.options.writeback?.takes(entry.size)) this.options.writeback.submit(fd, entry.size, () => fsSync.closeSync(fd));
+    else fsSync.closeSync(fd);
     this.recordXattrs(path, entry.xattrs);
   }
 

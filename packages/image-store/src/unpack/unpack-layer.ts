@@ -9,6 +9,7 @@ import { readTar } from '../tar/tar-reader.js';
 import { createDecompressor, detectCompression, type Compression } from './decompress.js';
 import { appenderFor, type FileAppender } from './file-writer.js';
 import { LayerExtractor } from './layer-extractor.js';
+import type { EarlyWriteback } from '../writeback.js';
 
 export type LayerSource = Readable | NodeJS.ReadableStream;
 
@@ -36,6 +37,8 @@ export interface UnpackLayerRequest {
   layerDigest: string;
   /** Called once every blob byte has arrived and been verified (the unpack may still be running). */
   onBlobEnd?: () => void;
+  /** When set, the blob file and large unpacked files are handed to it once complete, to be written out early. */
+  writeback?: EarlyWriteback;
 }
 
 export interface UnpackLayerResult {
@@ -52,12 +55,29 @@ export interface UnpackLayerResult {
 const READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 /**
+ * Raw bytes are passed on (and written to the blob file) in pieces of up to this size: a download
+ * arrives in chunks of 16-64 KiB, and each chunk handed to the decompressor or to a file write on
+ * its own is a round trip to the thread pool that costs more than copying it into a larger piece.
+ */
+const BATCH_BYTES = 1024 * 1024;
+
+/**
  * Hashes, counts and verifies the raw bytes and copies them to the blob file while passing them on.
- * It reads ahead of the unpack, so it sees the end of the blob before the unpack does.
+ * Chunks are gathered into pieces of up to BATCH_BYTES; a piece goes on when it is full, when the
+ * last byte of the blob has arrived, or when the source has nothing more for now (so a slow download
+ * is still unpacked as it arrives). It reads ahead of the unpack, so it sees the end of the blob
+ * before the unpack does.
  */
 class BlobTee extends Transform {
   private readonly hash: Hash = createHash('sha256');
   private digest: string | undefined;
+  /** The piece being gathered, and how much of it is filled. */
+  private batch: Buffer | undefined;
+  private batchLength = 0;
+  /** Sends a part-filled piece on once the source has paused. */
+  private idleFlush: NodeJS.Immediate | undefined;
+  /** The blob file's writes, in order; settles once the last one is queued (or failed). */
+  private writes: Promise<void> = Promise.resolve();
   size = 0;
   /** The first verification failure: it explains whatever else fails after it. */
   failure: StoreError | undefined;
@@ -85,31 +105,91 @@ class BlobTee extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.cancelIdleFlush();
     this.size += chunk.length;
     if (this.size > this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got more`);
     this.hash.update(chunk);
     if (this.size === this.expectedSize && this.expectedDigest !== undefined && this.blobDigest() !== this.expectedDigest) {
       return this.fail(callback, 'digest-mismatch', `expected digest ${this.expectedDigest}, got ${this.blobDigest()}`);
     }
-    this.push(chunk);
-    if (!this.file) {
-      callback();
-      return;
+    for (const piece of this.gather(chunk, this.size === this.expectedSize)) this.send(piece);
+    if (this.batchLength > 0) this.idleFlush = setImmediate(() => this.flushIdle());
+    if (!this.file) return callback();
+    this.writes.then(() => callback(), callback);
+  }
+
+  /** The pieces ready to go on once `chunk` is added; `last`: the blob is complete, send everything. */
+  private gather(chunk: Buffer, last: boolean): Buffer[] {
+    if (this.batchLength === 0 && (chunk.length >= BATCH_BYTES || last)) return [chunk];
+    const ready: Buffer[] = [];
+    let rest = chunk;
+    while (rest.length > 0) {
+      this.batch ??= Buffer.allocUnsafe(BATCH_BYTES);
+      const take = Math.min(rest.length, BATCH_BYTES - this.batchLength);
+      rest.copy(this.batch, this.batchLength, 0, take);
+      this.batchLength += take;
+      rest = rest.subarray(take);
+      if (this.batchLength === BATCH_BYTES) ready.push(this.takeBatch()!);
     }
+    if (last && this.batchLength > 0) ready.push(this.takeBatch()!);
+    return ready;
+  }
+
+  private takeBatch(): Buffer | undefined {
+    if (!this.batch || this.batchLength === 0) return undefined;
+    const piece = this.batch.subarray(0, this.batchLength);
+    this.batch = undefined;
+    this.batchLength = 0;
+    return piece;
+  }
+
+  /** Passes `piece` on and queues its write to the blob file behind the ones before. */
+  private send(piece: Buffer): void {
+    this.push(piece);
     const file = this.file;
-    const spending = this.space?.spend(chunk.length);
-    const writing = spending ? spending.then(() => file.write(chunk)) : file.write(chunk);
-    if (writing) writing.then(() => callback(), callback);
-    else callback();
+    if (!file) return;
+    this.writes = this.writes.then(() => {
+      const spending = this.space?.spend(piece.length);
+      return spending ? spending.then(() => file.write(piece)) : file.write(piece);
+    });
+    // A failure is reported by the next transform or the flush, whichever waits for it first.
+    this.writes.catch(() => undefined);
+  }
+
+  private flushIdle(): void {
+    this.idleFlush = undefined;
+    if (this.destroyed) return;
+    const piece = this.takeBatch();
+    if (piece) this.send(piece);
+  }
+
+  private cancelIdleFlush(): void {
+    if (this.idleFlush) clearImmediate(this.idleFlush);
+    this.idleFlush = undefined;
   }
 
   override _flush(callback: TransformCallback): void {
+    this.cancelIdleFlush();
     if (this.size < this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got ${this.size}`);
-    const written = this.file ? this.file.flush() : Promise.resolve();
+    // Only an empty blob leaves nothing sent here (any other sends its last piece with its last byte).
+    const piece = this.takeBatch();
+    if (piece) this.send(piece);
+    const file = this.file;
+    const written = file ? this.writes.then(() => file.flush()) : Promise.resolve();
     written.then(() => {
       this.onEnd?.();
       callback();
     }, callback);
+  }
+
+  /** Settles once no write of this tee is pending or still to be queued (after it ended or was destroyed). */
+  async writesSettled(): Promise<void> {
+    await this.writes.catch(() => undefined);
+  }
+
+  override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
+    this.cancelIdleFlush();
+    callback(error);
   }
 }
 
@@ -194,6 +274,9 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
   let file: FileHandle | undefined;
   let appender: FileAppender | undefined;
+  /** Set once the complete blob file is handed to request.writeback, which then closes it. */
+  let fileHandedOver = false;
+  let tee: BlobTee | undefined;
   let head: Buffer;
   try {
     await request.space?.check(request.blobFile ? request.expectedSize : 0);
@@ -208,13 +291,21 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     const compression = detectCompression(head);
     const decompressor = createDecompressor(compression);
     appender = file && appenderFor(file);
-    const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, request.onBlobEnd);
+    const blobEnd = (): void => {
+      if (file && request.writeback?.takes(request.expectedSize)) {
+        const complete = file;
+        request.writeback.submit(complete.fd, request.expectedSize, () => complete.close());
+        fileHandedOver = true;
+      }
+      request.onBlobEnd?.();
+    };
+    tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, blobEnd);
     const output = decompressor?.stream ?? new PassThrough();
     const piped = pipeline(readable, tee, output, signal ? { signal } : {});
     piped.catch(() => undefined);
 
     const diffHash = createHash('sha256');
-    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs });
+    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs, writeback: request.writeback });
     // Only an unpack writes the tar out; hashing it alone costs no disk.
     const budget = new TarBudget(limits.maxLayerBytes, extractor ? request.space : undefined);
     const onChunk = (chunk: Buffer): Promise<void> | undefined => {
@@ -252,8 +343,10 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
       droppedXattrs: extractor?.droppedXattrs ?? 0,
     };
   } finally {
-    // Writes still queued must end before the descriptor is closed (and its number reused).
+    // Writes still queued must end before the descriptor is closed (and its number reused), and
+    // so must writes not queued yet: one waiting for a free-space check when the unpack failed.
+    await tee?.writesSettled();
     await appender?.flush().catch(() => undefined);
-    await file?.close();
+    if (!fileHandedOver) await file?.close();
   }
 }
