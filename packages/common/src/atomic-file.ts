@@ -55,6 +55,36 @@ export async function atomicWriteFile(path: string, data: string | Uint8Array, m
   await fsyncDir(dir);
 }
 
+/**
+ * The same replace in two stages: `path` holds the new content once this resolves (the temp file
+ * renamed over it, with no sync waited for); `durable` resolves once the file and the rename are
+ * on disk (fsync of the file, then of the directory). Until then a crash of the machine may leave
+ * the old content, none, or a file of the new name with partial content: for files whose owner
+ * waits for `durable` before anything on disk depends on them, and whose readers tolerate that.
+ */
+export async function replaceFileNow(path: string, data: string | Uint8Array, mode = 0o600): Promise<{ durable: Promise<void> }> {
+  const tmp = tempPathFor(path);
+  try {
+    await fs.writeFile(tmp, data, { flag: 'wx', mode });
+    await fs.rename(tmp, path);
+  } catch (err) {
+    await fs.rm(tmp, { force: true });
+    throw err;
+  }
+  const durable = (async () => {
+    const handle = await fs.open(path, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsyncDir(dirname(path));
+  })();
+  // The owner awaits it; a failure it never reached must not end the process.
+  durable.catch(() => undefined);
+  return { durable };
+}
+
 export async function atomicWriteJson(path: string, value: unknown, mode = 0o600): Promise<void> {
   await atomicWriteFile(path, JSON.stringify(value), mode);
 }

@@ -1,7 +1,7 @@
 // The part of @skiff/common that does not load @grpc/grpc-js, for services that never speak gRPC
 // (imported as '@skiff/common/core').
 export { createLogger, type Logger, type LogLevel } from './logger.js';
-export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris } from './atomic-file.js';
+export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris, replaceFileNow } from './atomic-file.js';
 export { loadConfig, configPathFor, defaultConfig, parseDuration, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type RuntimeHandlerConfig, type RuntimeHandlerKind, RUNSC_DEFAULT_ARGS, type StreamServiceConfig, type LogsServiceConfig } from './config.js';
 export { bindPrivateSocket } from './private-socket.js';
 export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';

@@ -353,3 +353,30 @@ test('a lease keeps an image snapshots alive after the image is removed, until i
     await store.close();
   }
 });
+
+test('a lease held before it is on disk; one a crash cut short protects nothing and does not stop collection', async () => {
+  const root = tempDir('lease');
+  const store = await openWriter(root);
+  const reader = await openReader(root);
+  try {
+    await addTestImage(store, [simpleLayer('kept')], { tags: ['kept:1'] });
+    await addTestImage(store, [simpleLayer('dropped')], { tags: ['dropped:1'] });
+    const kept = (await reader.find('kept:1'))!;
+    const { durable } = await reader.acquireLeaseNow('container-1', kept);
+    assert.deepEqual((await store.listLeases()).map((l) => l.holder), ['container-1'], 'it holds before it is on disk');
+    await durable;
+    // What a crash of the machine can leave of a lease written just before it: an empty file.
+    writeFileSync(join(root, 'leases', 'container-2.json'), '');
+    assert.deepEqual(await store.listLeases(), [
+      { holder: 'container-1', imageId: kept.id, chainIds: kept.layers.map((l) => l.chainId) },
+      { holder: 'container-2', imageId: '', chainIds: [] },
+    ]);
+    assert.equal(await store.removeImage('kept:1'), 'removed');
+    assert.equal(await store.removeImage('dropped:1'), 'removed');
+    await store.gc();
+    assert.deepEqual(snapshotNames(root), kept.layers.map((l) => hex(l.chainId)), 'only the leased snapshot is left');
+  } finally {
+    await reader.close();
+    await store.close();
+  }
+});

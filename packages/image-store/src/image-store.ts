@@ -188,13 +188,25 @@ export class ImageStore {
    * Returns the lower dirs, top layer first.
    */
   async acquireLease(holder: string, image: ImageRecord): Promise<string[]> {
-    await this.leases.write({ holder, imageId: image.id, chainIds: image.layers.map((l) => l.chainId) });
+    const { lowerDirs, durable } = await this.acquireLeaseNow(holder, image);
+    await durable;
+    return lowerDirs;
+  }
+
+  /**
+   * acquireLease, answered once the lease holds: `durable` resolves once it is on disk too. Wait
+   * for it before anything on disk depends on the lease (until then, after a crash of the machine,
+   * the lease may be lost and its snapshots collected).
+   */
+  async acquireLeaseNow(holder: string, image: ImageRecord): Promise<{ lowerDirs: string[]; durable: Promise<void> }> {
+    const { durable } = await this.leases.writeNow({ holder, imageId: image.id, chainIds: image.layers.map((l) => l.chainId) });
     const present = await Promise.all(image.layers.map((layer) => exists(this.layout.snapshotMetaPath(layer.chainId))));
     if (present.includes(false)) {
+      await durable.catch(() => undefined);
       await this.leases.remove(holder);
       throw new StoreError('not-found', `image ${image.id} was removed while it was being prepared for ${holder}; pull it again`);
     }
-    return this.snapshotDirs(image);
+    return { lowerDirs: this.snapshotDirs(image), durable };
   }
 
   async releaseLease(holder: string): Promise<void> {

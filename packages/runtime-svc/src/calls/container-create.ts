@@ -169,6 +169,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       remountReadonly: protection.remountReadonlyAfterCreate && handler.kind === 'oci',
     };
     const tracksLog = ctx.journald && logPath !== '';
+    let leaseOnDisk: Promise<void> | undefined;
     // The log file exists from here on, made beside the rest of the work: by logs-svc (or, when it
     // is down, here); without journald conmon writes it from StartContainer on, and it is made here.
     const logTracked = logPath
@@ -176,6 +177,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       : undefined;
     try {
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
+      await leaseOnDisk;
       // Last: a crash before it leaves a directory without a record, which start-up recovery removes.
       await ctx.records.saveContainer(rec);
       timer.mark('record');
@@ -201,8 +203,11 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
         await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
       };
-      // The lease keeps the image's layers on disk for as long as this container exists.
-      const [lowerDirs] = await allSettledOrThrow([ctx.images.acquireLease(id, resolved.image), makeDirs(), ensureHostPaths([...mounts, ...cdi.mounts])]);
+      // The lease keeps the image's layers on disk for as long as this container exists. It holds
+      // from here on; it reaches the disk beside the rest of the work, before the record.
+      const [lease] = await allSettledOrThrow([ctx.images.acquireLeaseNow(id, resolved.image), makeDirs(), ensureHostPaths([...mounts, ...cdi.mounts])]);
+      leaseOnDisk = lease.durable;
+      const { lowerDirs } = lease;
       timer.mark('lease and dirs');
       const volumes = await leaseImageVolumes(ctx.images, id, paths.dir, imageVolumes);
       const specMounts = [...(await stageRecursiveReadonly(paths.dir, mounts)), ...volumes.map((v) => v.bind)];

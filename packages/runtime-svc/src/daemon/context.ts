@@ -16,7 +16,7 @@ import type { RuntimePaths } from './paths.js';
 import type { RuntimeHandlers } from './runtime-handlers.js';
 
 /** The parts of the image store the runtime reads. */
-export type ImageReader = Pick<ImageStore, 'find' | 'resolveRootfs' | 'acquireLease' | 'releaseLease' | 'listLeases'>;
+export type ImageReader = Pick<ImageStore, 'find' | 'resolveRootfs' | 'acquireLease' | 'acquireLeaseNow' | 'releaseLease' | 'listLeases'>;
 
 /** Everything the CRI operations share; built once by the daemon at start. */
 export interface RuntimeContext {
