@@ -216,6 +216,36 @@ describe('runtime service through skiff up', () => {
     });
   });
 
+  describe('StopContainer ends every process of the container', () => {
+    /** The container's processes, from its memory cgroup, once `count` of them run. */
+    async function processesIn(id: string, count: number): Promise<number[]> {
+      const procs = `/sys/fs/cgroup/memory/${h.cgroupParent}/${id}/cgroup.procs`;
+      for (let i = 0; i < 200; i++) {
+        const pids = readFileSync(procs, 'utf8').split('\n').filter(Boolean).map(Number);
+        if (pids.length >= count) return pids;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`container ${id} never had ${count} processes`);
+    }
+
+    for (const pid of ['CONTAINER', 'POD'] as const) {
+      test(`in a PID namespace of ${pid === 'CONTAINER' ? 'its own' : "the pod's"}, with timeout 0`, async () => {
+        const security = { linux: { security_context: { namespace_options: { pid } } } };
+        const pod = await h.runPod(security);
+        try {
+          const id = await h.createContainer(pod, 'forks', { ...security, command: ['sh', '-c', 'sleep 1000 & sleep 1000 & wait'] });
+          await callUnary(h.runtime, 'StartContainer', { container_id: id });
+          const pids = await processesIn(id, 3);
+          await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 });
+          assert.equal((await h.containerStatus(id)).exit_code, 137);
+          assert.deepEqual(pids.filter((p) => existsSync(`/proc/${p}`) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')), [], 'no process of it is left');
+        } finally {
+          await removePod(pod);
+        }
+      });
+    }
+  });
+
   describe('ExecSync timeouts', () => {
     let pod: Pod;
     let id: string;

@@ -252,6 +252,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       const builtSpec = buildSpec(specInput(user), ctx.facts);
       const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec, security?.readonly_rootfs ?? false) : builtSpec;
       if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
+      rec.ownPidNamespace = spec.linux?.namespaces?.some((ns) => ns.type === 'pid' && ns.path === undefined) === true;
       await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
       timer.mark('user and spec');
     }

@@ -1,6 +1,6 @@
 // CRI RuntimeService.StartContainer
 import { status } from '@grpc/grpc-js';
-import { StatusError, errorMessage } from '@skiff/common';
+import { StatusError, errorMessage, readProcStat } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { refreshContainer } from '../container/container-state.js';
 import { readExitCode } from '../conmon/exit-file.js';
@@ -42,6 +42,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       if (!createdBefore) {
         const monitor = await createUnderMonitor(ctx, rec, timer);
         rec.pid = monitor.containerPid;
+        rec.pidStartTime = readProcStat(monitor.containerPid)?.startTime;
         rec.conmonPid = monitor.conmonPid;
       }
       if (handler.kind === 'sandbox' && rec.pid !== undefined) await startInSandbox(runc, rec.id, rec.pid, ctx.paths.container(rec.id).bundle);
@@ -59,6 +60,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
         ctx.log.error({ container: rec.id, err: errorMessage(undoErr) }, 'undoing a failed StartContainer failed; RemoveContainer finishes it'),
       );
       rec.pid = undefined;
+      rec.pidStartTime = undefined;
       rec.conmonPid = undefined;
       await ctx.records.saveContainer(rec);
       ctx.exitWatch.exitRecorded(rec.id);

@@ -13,6 +13,13 @@ export interface StopOptions {
   killWaitMs?: number;
   /** Wakes the wait for the exit file as it appears (the exit watcher); polled otherwise. */
   exitFileAppeared?: ExitFileSignal;
+  /** Sends the stop signal to the container's init without runc (else `runc kill`). */
+  sendStopSignal?: StopSignalSender;
+  /**
+   * Sends SIGKILL to every process of the container without runc (else `runc kill --all`): for a
+   * container whose init is alone in its PID namespace, SIGKILL to the init is that.
+   */
+  killAll?: StopSignalSender;
 }
 
 /** A pause process reads /proc only: polling it often costs little and ends a pod's stop sooner. */
@@ -44,15 +51,15 @@ export type ExitWatch = (withinMs: number) => Promise<boolean>;
  * The stop signal, then SIGKILL to every process in the container once the grace period runs
  * out; `exited` tells when the container has ended.
  */
-async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, options: Omit<StopOptions, 'exitDir'>, sendStopSignal?: StopSignalSender): Promise<void> {
+async function signalUntilExited(runc: Runc, id: string, exited: ExitWatch, options: Omit<StopOptions, 'exitDir'>): Promise<void> {
   if (await exited(0)) return;
   if (options.timeoutMs > 0) {
     const signal = options.signal ?? 'SIGTERM';
-    await (sendStopSignal ? sendStopSignal(signal) : killIgnoringStopped(runc, id, signal, false));
+    await (options.sendStopSignal ? options.sendStopSignal(signal) : killIgnoringStopped(runc, id, signal, false));
     if (await exited(options.timeoutMs)) return;
   }
   // --all reaches processes that joined the container's cgroup but are not its init's children.
-  await killIgnoringStopped(runc, id, 'SIGKILL', true);
+  await (options.killAll ? options.killAll('SIGKILL') : killIgnoringStopped(runc, id, 'SIGKILL', true));
   const killWaitMs = options.killWaitMs ?? 10_000;
   if (!(await exited(killWaitMs))) throw new StopTimeoutError(id, killWaitMs);
 }
@@ -67,16 +74,14 @@ export async function stopContainer(runc: Runc, id: string, options: StopOptions
 /**
  * Stops a container that has no monitor (a pod's pause process): its exit is seen by polling
  * `isRunning`, which must tell a zombie or a recycled pid from the container's live init. The
- * stop signal goes through `sendStopSignal` when given (else `runc kill`); SIGKILL, after the
- * grace period, always through `runc kill --all`.
+ * signals go as `options` say (see StopOptions).
  */
 export async function stopUnmonitoredContainer(
   runc: Runc,
   id: string,
   isRunning: () => Promise<boolean>,
   options: Omit<StopOptions, 'exitDir'>,
-  sendStopSignal?: StopSignalSender,
 ): Promise<void> {
   const exited: ExitWatch = async (withinMs) => (await pollUntil(async () => ((await isRunning()) ? undefined : true), withinMs, EXIT_POLL_MS)) === true;
-  await signalUntilExited(runc, id, exited, options, sendStopSignal);
+  await signalUntilExited(runc, id, exited, options);
 }

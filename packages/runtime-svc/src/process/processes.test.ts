@@ -2,12 +2,26 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { awaitProcessesExit, findProcesses, parseProcStat, readProcess } from './processes.js';
+import { awaitProcessesExit, findProcesses, parseProcStat, readProcess, readProcStat, signalSameProcess } from './processes.js';
 
 test('parseProcStat reads ppid, process group and start time after a command name with spaces and parentheses', () => {
   const stat = '4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 0 0 0';
   assert.deepEqual(parseProcStat(stat), { state: 'S', ppid: 1, pgid: 4242, startTime: 987654 });
   assert.equal(parseProcStat('garbage'), undefined);
+});
+
+test('signalSameProcess signals the process started at the given time, never another with its pid', async () => {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  const pid = child.pid!;
+  const startTime = readProcStat(pid)!.startTime;
+  signalSameProcess(pid, startTime + 1, 'SIGKILL');
+  assert.equal(readProcStat(pid)?.state !== undefined, true, 'a process of another start time is not signalled');
+  assert.equal(child.exitCode, null);
+  signalSameProcess(pid, startTime, 'SIGKILL');
+  const [, signal] = await exited;
+  assert.equal(signal, 'SIGKILL');
+  signalSameProcess(pid, startTime, 'SIGKILL');
 });
 
 test('readProcess describes this process', async () => {

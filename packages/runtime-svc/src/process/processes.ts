@@ -31,6 +31,25 @@ export function isRunningState(state: string): boolean {
   return state !== 'Z' && state !== 'X';
 }
 
+/** Whether `pid` still runs and is the process that started at `startTime` (not one that got its pid since). */
+export function isSameProcessRunning(pid: number, startTime: number): boolean {
+  const stat = readProcStat(pid);
+  return stat !== undefined && isRunningState(stat.state) && stat.startTime === startTime;
+}
+
+/**
+ * Signals the process `pid` started at `startTime`, if it still runs; never a process that got
+ * its pid since. Resolves once it is signalled or gone.
+ */
+export function signalSameProcess(pid: number, startTime: number, signal: NodeJS.Signals | number): void {
+  if (!isSameProcessRunning(pid, startTime)) return;
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 /** `argv`, when the caller has read it already, spares a second read of the command line. */
 export async function readProcess(pid: number, argv?: string[]): Promise<ProcessInfo | undefined> {
   try {

@@ -9,7 +9,7 @@ import { buildSpec, type ContainerSpecInput, type NamespaceMode, type SeccompInp
 import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
 import type { SandboxRecord } from '../state/records.js';
-import { isRunningState, readProcStat } from '../process/processes.js';
+import { isRunningState, readProcStat, signalSameProcess } from '../process/processes.js';
 import { pauseProcessRunning } from './sandbox-state.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */
@@ -108,18 +108,13 @@ export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxReco
   }
   // catatonit, identified by its pid and start time, is sent SIGTERM directly: no `runc state`
   // and `runc kill` on a pod's stop. A sandbox-kind runtime's pause is its kernel, told through it.
-  const direct = handler.kind === 'oci' && rec.pidStartTime !== undefined;
-  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs }, direct ? (signal) => signalPauseProcess(rec, signal) : undefined);
-}
-
-/** Signals the pause process if it is still the one started (never a process that got its pid since). */
-async function signalPauseProcess(rec: SandboxRecord, signal: NodeJS.Signals | number): Promise<void> {
-  if (rec.pid === undefined || !(await pauseProcessRunning(rec))) return;
-  try {
-    process.kill(rec.pid, signal);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-  }
+  const pid = rec.pid;
+  const pidStartTime = rec.pidStartTime;
+  const direct = handler.kind === 'oci' && pidStartTime !== undefined;
+  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), {
+    timeoutMs: graceMs,
+    ...(direct ? { sendStopSignal: async (signal: NodeJS.Signals | number) => signalSameProcess(pid, pidStartTime, signal) } : {}),
+  });
 }
 
 /** Deletes the sandbox container from runc (killing it if needed; after a run in flight) and, for a pause under conmon, conmon's leftovers. */

@@ -2,7 +2,7 @@ import { isProcessAlive } from '@skiff/common';
 import { readExitCode } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
-import { isRunningState, readProcStat } from '../process/processes.js';
+import { isSameProcessRunning } from '../process/processes.js';
 
 /**
  * Whether the sandbox's pause process is alive: the same process that was started (not a zombie,
@@ -12,8 +12,7 @@ import { isRunningState, readProcStat } from '../process/processes.js';
 export async function pauseProcessRunning(rec: Pick<SandboxRecord, 'pid' | 'pidStartTime'>): Promise<boolean> {
   if (rec.pid === undefined) return false;
   if (rec.pidStartTime === undefined) return isProcessAlive(rec.pid);
-  const stat = readProcStat(rec.pid);
-  return stat !== undefined && isRunningState(stat.state) && stat.startTime === rec.pidStartTime;
+  return isSameProcessRunning(rec.pid, rec.pidStartTime);
 }
 
 /**

@@ -105,5 +105,9 @@ export interface ContainerRecord {
   remountReadonly?: boolean;
   /** runc's init (conmon's "container pid"): set by StartContainer, absent while the container is only created. */
   pid?: number;
+  /** Its start time (clock ticks since boot, /proc/<pid>/stat): with the pid, it tells a recycled pid apart. */
+  pidStartTime?: number;
   conmonPid?: number;
+  /** The container has a PID namespace of its own: SIGKILL to its init ends every process it has. */
+  ownPidNamespace?: boolean;
 }
