@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { type Logger, errnoCode, errorMessage } from '@skiff/common';
+import { type Logger, errnoCode, errorMessage, pathExists } from '@skiff/common';
 import { chainIds } from './chain-id.js';
 import { ContentGuard, blobKey, contentKeys } from './content-guard.js';
 import { sha256Digest, sha256Hex } from './digests.js';
@@ -9,7 +9,7 @@ import { ImageIndex, normalizeRecord, type ImageRecordInput } from './image-inde
 import { IndexFileWatcher, loadIndexFile, saveIndexFile } from './index-file.js';
 import { resolveLimits, statfsFreeBytes, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
 import { LayerIngest, assertSize, type LayerStreamOpener, type LayerToIngest } from './layer-ingest.js';
-import { StoreLayout, exists, restrictStoreModes } from './store-layout.js';
+import { StoreLayout, restrictStoreModes } from './store-layout.js';
 import type { Descriptor, ImageRecord, OciImageConfig } from './types.js';
 import { StoreUsage } from './usage.js';
 import { WriterLock } from './writer-lock.js';
@@ -173,7 +173,7 @@ export class ImageStore {
   async resolveRootfs(ref: string): Promise<{ image: ImageRecord; config: OciImageConfig; lowerDirs: string[] }> {
     const image = await this.find(ref);
     if (!image) throw new StoreError('not-found', `image ${JSON.stringify(ref)} is not in the image store`);
-    const present = await Promise.all(image.layers.map((layer) => exists(this.layout.snapshotMetaPath(layer.chainId))));
+    const present = await Promise.all(image.layers.map((layer) => pathExists(this.layout.snapshotMetaPath(layer.chainId))));
     const missing = image.layers.filter((_, i) => !present[i]).map((layer) => layer.chainId);
     if (missing.length > 0) {
       throw new StoreError('not-found', `image ${image.id} (${JSON.stringify(ref)}) is missing unpacked layers ${missing.join(', ')}; pull it again`);
@@ -200,7 +200,7 @@ export class ImageStore {
    */
   async acquireLeaseNow(holder: string, image: ImageRecord): Promise<{ lowerDirs: string[]; durable: Promise<void> }> {
     const { durable } = await this.leases.writeNow({ holder, imageId: image.id, chainIds: image.layers.map((l) => l.chainId) });
-    const present = await Promise.all(image.layers.map((layer) => exists(this.layout.snapshotMetaPath(layer.chainId))));
+    const present = await Promise.all(image.layers.map((layer) => pathExists(this.layout.snapshotMetaPath(layer.chainId))));
     if (present.includes(false)) {
       await durable.catch(() => undefined);
       await this.leases.remove(holder);
@@ -229,7 +229,7 @@ export class ImageStore {
     this.requireWriter('hasBlob');
     const path = this.layout.blobPath(digest);
     return this.guard.mutex.run(async () => {
-      if (!(await exists(path))) return false;
+      if (!(await pathExists(path))) return false;
       this.guard.mark(blobKey(sha256Hex(digest, 'blob digest')));
       return true;
     });
@@ -305,10 +305,10 @@ export class ImageStore {
 
   private async assertContentPresent(record: ImageRecordInput): Promise<void> {
     const missing: string[] = [];
-    if (!(await exists(this.layout.blobPath(record.id)))) missing.push(`config blob ${record.id}`);
+    if (!(await pathExists(this.layout.blobPath(record.id)))) missing.push(`config blob ${record.id}`);
     for (const layer of record.layers) {
-      if (!(await exists(this.layout.blobPath(layer.digest)))) missing.push(`layer blob ${layer.digest}`);
-      if (!(await exists(this.layout.snapshotMetaPath(layer.chainId)))) missing.push(`unpacked layer ${layer.chainId}`);
+      if (!(await pathExists(this.layout.blobPath(layer.digest)))) missing.push(`layer blob ${layer.digest}`);
+      if (!(await pathExists(this.layout.snapshotMetaPath(layer.chainId)))) missing.push(`unpacked layer ${layer.chainId}`);
     }
     if (missing.length > 0) {
       throw new StoreError('not-found', `cannot record image ${record.id}: ${missing.join(', ')} not in the store (store the content before the record)`);

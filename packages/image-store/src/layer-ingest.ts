@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { StepTimer, type Logger, errnoCode, errorMessage } from '@skiff/common';
+import { StepTimer, type Logger, errnoCode, errorMessage, pathExists } from '@skiff/common';
 import { childChainId } from './chain-id.js';
 import { blobKey, snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
@@ -8,7 +8,7 @@ import { StoreError, isStoreError } from './errors.js';
 import { LIMIT_KEYS, LimitError, SpaceReserve, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
 import { assertSupportedLayerType } from './media-types.js';
 import { SharedOperations } from './shared-operations.js';
-import { HEX_NAME, exists, type StoreLayout } from './store-layout.js';
+import { HEX_NAME, type StoreLayout } from './store-layout.js';
 import type { DurabilityBatch } from './durability.js';
 import { TarFormatError } from './tar/tar-header.js';
 import type { Descriptor, SnapshotMeta } from './types.js';
@@ -84,7 +84,7 @@ export class LayerIngest {
     const path = want === 'snapshot' ? this.layout.snapshotMetaPath(layer.chainId) : this.layout.blobPath(layer.desc.digest);
     const key = want === 'snapshot' ? snapshotKey(sha256Hex(layer.chainId, 'chain ID')) : blobKey(sha256Hex(layer.desc.digest, 'digest'));
     return this.guard.mutex.run(async () => {
-      if (!(await exists(path))) return false;
+      if (!(await pathExists(path))) return false;
       this.guard.mark(key);
       return true;
     });
@@ -107,7 +107,7 @@ export class LayerIngest {
         await fs.mkdir(tmpDir, { mode: 0o700 });
         await fs.mkdir(`${tmpDir}/fs`, { mode: 0o755 });
       }
-      const haveBlob = await exists(blobPath);
+      const haveBlob = await pathExists(blobPath);
       if (!haveBlob) ingestFile = this.layout.newIngestFile(desc.digest);
       signal.throwIfAborted();
       const source = haveBlob ? createReadStream(blobPath, { highWaterMark: BLOB_READ_CHUNK }) : await open();
@@ -192,7 +192,7 @@ export class LayerIngest {
     for (const candidate of this.snapshots.keys()) {
       if (candidate !== chain && childChainId(candidate, diff) === chain) {
         await this.snapshots.pending(candidate);
-        return (await exists(this.layout.snapshotMetaPath(candidate))) ? candidate : undefined;
+        return (await pathExists(this.layout.snapshotMetaPath(candidate))) ? candidate : undefined;
       }
     }
     for (const name of await fs.readdir(this.layout.snapshotsDir)) {

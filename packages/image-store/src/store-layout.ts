@@ -89,13 +89,4 @@ export function randomSuffix(): string {
   return randomBytes(8).toString('hex');
 }
 
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await fs.lstat(path);
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return false;
-    throw err;
-  }
-}
 

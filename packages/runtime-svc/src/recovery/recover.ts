@@ -1,7 +1,7 @@
 import { leaseOwner } from '../mounts/image-volumes.js';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readPidFile, removeAtomicWriteDebris, errorMessage } from '@skiff/common';
+import { pathExists, readPidFile, removeAtomicWriteDebris, errorMessage } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
 import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
@@ -187,13 +187,6 @@ async function saveExited(ctx: RuntimeContext, rec: ContainerRecord, exitCode: n
   rec.reason = reason;
   rec.message = message;
   await ctx.records.saveContainer(rec);
-}
-
-async function pathExists(path: string): Promise<boolean> {
-  return fs.access(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 /** A sandbox or container directory without a readable record: its create never got further than that. */

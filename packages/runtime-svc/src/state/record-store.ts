@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { atomicWriteJson, errnoCode, errorMessage, fsyncDir, readJsonIfExists } from '@skiff/common';
+import { atomicWriteJson, errorMessage, fsyncDir, pathExists, readJsonIfExists } from '@skiff/common';
 import type { RuntimePaths } from '../daemon/paths.js';
 import { FULL_ID } from './ids.js';
 import type { ContainerRecord, SandboxRecord } from './records.js';
@@ -107,16 +107,6 @@ async function markRemoving(marker: string, dir: string): Promise<void> {
   await fsyncDir(dir);
 }
 
-async function isMarked(marker: string): Promise<boolean> {
-  try {
-    await fs.lstat(marker);
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return false;
-    throw err;
-  }
-}
-
 async function readRecord<T extends { id: string; version: number; phase: string }>(path: string, id: string, removing: string): Promise<{ record: T } | { problem: string }> {
   let record: T | undefined;
   try {
@@ -126,6 +116,6 @@ async function readRecord<T extends { id: string; version: number; phase: string
   }
   if (!record) return { problem: `no record at ${path}` };
   if (record.version !== 1 || record.id !== id) return { problem: `record ${path} has an unknown format or a different id` };
-  if (await isMarked(removing)) record.phase = 'removing';
+  if (await pathExists(removing)) record.phase = 'removing';
   return { record };
 }
