@@ -39,7 +39,7 @@ export function isSameProcessRunning(pid: number, startTime: number): boolean {
 
 /**
  * Signals the process `pid` started at `startTime`, if it still runs; never a process that got
- * its pid since. Resolves once it is signalled or gone.
+ * its pid since (then, as when it has ended, nothing is done).
  */
 export function signalSameProcess(pid: number, startTime: number, signal: NodeJS.Signals | number): void {
   if (!isSameProcessRunning(pid, startTime)) return;
