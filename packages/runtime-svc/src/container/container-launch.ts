@@ -1,13 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { StepTimer } from '@skiff/common';
-import { createContainerWithMonitor, removeMonitorFiles, type LogDriver, type MonitoredContainer } from '../conmon/conmon.js';
+import { createContainerWithMonitor, type LogDriver, type MonitoredContainer } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { runtimeForConmon } from '../daemon/runtime-handlers.js';
 import { remountOverlayReadonly } from '../mounts/mounts.js';
 import type { ContainerRecord } from '../state/records.js';
-import { awaitCreateInFlight, deleteFromRuntime, killMonitor } from './container-teardown.js';
-import { killHolder, startGatePath } from './sandboxed-start.js';
+import { removeFromRuntimeAndMonitor } from './container-teardown.js';
+import { startGatePath } from './sandboxed-start.js';
 
 /** The exit code of a container whose StartContainer failed (no process of it ever ran). */
 export const START_ERROR_EXIT_CODE = 128;
@@ -55,12 +55,7 @@ export async function createUnderMonitor(ctx: RuntimeContext, rec: ContainerReco
  */
 export async function undoCreateUnderMonitor(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
   const paths = ctx.paths.container(rec.id);
-  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  await awaitCreateInFlight(rec.id, handler.runc.root);
-  await deleteFromRuntime(ctx, rec);
-  await killMonitor(rec.id, paths.conmonPidFile);
-  if (handler.kind === 'sandbox') await killHolder(rec.id, paths.pidFile);
-  await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
+  await removeFromRuntimeAndMonitor(ctx, rec, true);
   const conmonFiles = [paths.pidFile, paths.conmonPidFile, join(paths.persist, 'exit'), join(paths.persist, 'oom'), join(paths.bundle, 'attach'), join(paths.bundle, 'ctl'), join(paths.bundle, 'winsz'), startGatePath(paths.bundle)];
   await Promise.all(conmonFiles.map((file) => fs.rm(file, { force: true })));
 }

@@ -45,7 +45,7 @@ export async function killMonitor(id: string, conmonPidFile: string): Promise<vo
  * asks the sandbox to destroy it): the dead sandbox is deleted first, which takes its containers
  * with it.
  */
-export async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>): Promise<void> {
+async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>): Promise<void> {
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   try {
     await handler.runc.delete(rec.id, { force: true });
@@ -55,6 +55,28 @@ export async function deleteFromRuntime(ctx: RuntimeContext, rec: Pick<Container
     await handler.runc.delete(rec.sandboxId, { force: true });
     await handler.runc.delete(rec.id, { force: true });
   }
+}
+
+/**
+ * Removes runc's container of `rec` and what runs and lies beside it: `runc delete --force` (after
+ * a `runc create` in flight has finished, when `createMayBeInFlight`), its monitor (and a
+ * sandbox-kind holder), conmon's exit file and attach link.
+ */
+export async function removeFromRuntimeAndMonitor(
+  ctx: RuntimeContext,
+  rec: Pick<ContainerRecord, 'id' | 'sandboxId' | 'runtimeHandler'>,
+  createMayBeInFlight: boolean,
+  timer?: StepTimer,
+): Promise<void> {
+  const paths = ctx.paths.container(rec.id);
+  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
+  if (createMayBeInFlight) await awaitCreateInFlight(rec.id, handler.runc.root);
+  await deleteFromRuntime(ctx, rec);
+  timer?.mark('runc delete');
+  await killMonitor(rec.id, paths.conmonPidFile);
+  if (handler.kind === 'sandbox') await killHolder(rec.id, paths.pidFile);
+  await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
+  timer?.mark('monitor');
 }
 
 /**
@@ -69,16 +91,9 @@ export async function teardownContainer(
   timer?: StepTimer,
 ): Promise<void> {
   const paths = ctx.paths.container(rec.id);
-  const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // Only a create that never finished (a record from before StartContainer ran `runc create`, or a
   // StartContainer cut short) can have a `runc create` still running.
-  if (rec.phase === 'creating' || (rec.phase === 'created' && rec.pid === undefined)) await awaitCreateInFlight(rec.id, handler.runc.root);
-  await deleteFromRuntime(ctx, rec);
-  timer?.mark('runc delete');
-  await killMonitor(rec.id, paths.conmonPidFile);
-  if (handler.kind === 'sandbox') await killHolder(rec.id, paths.pidFile);
-  await removeMonitorFiles({ id: rec.id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
-  timer?.mark('monitor');
+  await removeFromRuntimeAndMonitor(ctx, rec, rec.phase === 'creating' || (rec.phase === 'created' && rec.pid === undefined), timer);
   for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
   timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);
