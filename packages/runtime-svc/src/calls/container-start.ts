@@ -2,7 +2,7 @@
 import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage, readProcStat } from '@skiff/common';
 import type { cri } from '@skiff/proto';
-import { refreshContainer } from '../container/container-state.js';
+import { markExited, refreshContainer } from '../container/container-state.js';
 import { readExitCode } from '../conmon/exit-file.js';
 import { containerState } from '../container/container-view.js';
 import { requireContainer, withContainerLock } from '../container/require-container.js';
@@ -51,11 +51,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     } catch (err) {
       timer.done('failed');
       // Exited before the undo, so that the exit conmon records meanwhile is not taken for the container's own.
-      rec.phase = 'exited';
-      rec.exitCode = START_ERROR_EXIT_CODE;
-      rec.finishedAt = nowNanos();
-      rec.reason = 'StartError';
-      rec.message = errorMessage(err);
+      markExited(rec, START_ERROR_EXIT_CODE, 'StartError', errorMessage(err));
       await undoCreateUnderMonitor(ctx, rec).catch((undoErr: unknown) =>
         ctx.log.error({ container: rec.id, err: errorMessage(undoErr) }, 'undoing a failed StartContainer failed; RemoveContainer finishes it'),
       );

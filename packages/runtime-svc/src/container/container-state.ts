@@ -21,6 +21,15 @@ export function exitReason(exitCode: number, oomKilled: boolean): string {
   return exitCode === 0 ? 'Completed' : 'Error';
 }
 
+/** Records the container as exited now, with `exitCode`, `reason` and `message`; the caller saves the record. */
+export function markExited(rec: ContainerRecord, exitCode: number, reason: string, message: string): void {
+  rec.phase = 'exited';
+  rec.exitCode = exitCode;
+  rec.finishedAt = nowNanos();
+  rec.reason = reason;
+  rec.message = message;
+}
+
 /** The exit code conmon recorded (exit dir first, the container's persist dir as fallback), with when. */
 async function recordedExit(ctx: RuntimeContext, rec: ContainerRecord): Promise<{ code: number; at: string } | undefined> {
   const persist = ctx.paths.container(rec.id).persist;

@@ -1,10 +1,8 @@
-import { stopContainer, type StopOptions } from '../oci/stop-container.js';
-import { signalSameProcess } from '../process/processes.js';
+import { directSignals, stopContainer } from '../oci/stop-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
-import { StepTimer, type RuntimeHandlerKind } from '@skiff/common';
-import { exitReason, refreshContainer } from './container-state.js';
-import { nowNanos } from '../util/time.js';
+import { StepTimer } from '@skiff/common';
+import { exitReason, markExited, refreshContainer } from './container-state.js';
 import { killHolder } from './sandboxed-start.js';
 
 /** The exit code a container stopped before StartContainer is given: as if killed (128 + SIGKILL). */
@@ -37,7 +35,7 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
     timeoutMs,
     signal: rec.stopSignal,
     exitFileAppeared: ctx.exitWatch.nextExitFile,
-    ...directSignals(handler.kind, rec),
+    ...directSignals(handler.kind, rec, rec.ownPidNamespace === true),
   });
   timer.mark('signal and wait for exit');
   await refreshContainer(ctx, rec, { neverRan });
@@ -45,25 +43,8 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   timer.done();
 }
 
-/**
- * A runc container's init, named by its pid and start time, is signalled directly: no `runc kill`
- * (~6 ms) per signal. SIGKILL to the init ends every process of a container alone in its PID
- * namespace; in a shared or the host's one, the rest of its processes need `runc kill --all`.
- */
-function directSignals(kind: RuntimeHandlerKind, rec: ContainerRecord): Pick<StopOptions, 'sendStopSignal' | 'killAll'> {
-  const pid = rec.pid;
-  const startTime = rec.pidStartTime;
-  if (kind !== 'oci' || pid === undefined || startTime === undefined) return {};
-  const send = async (signal: NodeJS.Signals | number): Promise<void> => signalSameProcess(pid, startTime, signal);
-  return rec.ownPidNamespace ? { sendStopSignal: send, killAll: send } : { sendStopSignal: send };
-}
-
 async function stopNeverStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
-  rec.phase = 'exited';
-  rec.exitCode = NEVER_STARTED_EXIT_CODE;
-  rec.finishedAt = nowNanos();
-  rec.reason = exitReason(NEVER_STARTED_EXIT_CODE, false);
-  rec.message = 'stopped before it was started';
+  markExited(rec, NEVER_STARTED_EXIT_CODE, exitReason(NEVER_STARTED_EXIT_CODE, false), 'stopped before it was started');
   await ctx.records.saveContainer(rec);
   ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
 }

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { pathExists, readPidFile, removeAtomicWriteDebris, errorMessage } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
-import { refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
+import { markExited, refreshContainer, UNKNOWN_EXIT_CODE } from '../container/container-state.js';
 import { awaitCreateInFlight, killMonitor, teardownContainer } from '../container/container-teardown.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { teardownSandbox } from '../sandbox/sandbox-teardown.js';
@@ -181,11 +181,7 @@ async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promi
 
 /** Records the container as exited now, for a reason recovery found. */
 async function saveExited(ctx: RuntimeContext, rec: ContainerRecord, exitCode: number, reason: string, message: string): Promise<void> {
-  rec.phase = 'exited';
-  rec.exitCode = exitCode;
-  rec.finishedAt = nowNanos();
-  rec.reason = reason;
-  rec.message = message;
+  markExited(rec, exitCode, reason, message);
   await ctx.records.saveContainer(rec);
 }
 

@@ -7,9 +7,9 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxPaths } from '../daemon/paths.js';
 import { buildSpec, type ContainerSpecInput, type NamespaceMode, type SeccompInput } from '../oci/spec-builder.js';
 import type { Spec } from '../oci/runtime-spec.js';
-import { stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
+import { directSignals, stopContainer, stopUnmonitoredContainer } from '../oci/stop-container.js';
 import type { SandboxRecord } from '../state/records.js';
-import { isRunningState, readProcStat, signalSameProcess } from '../process/processes.js';
+import { isRunningState, readProcStat } from '../process/processes.js';
 import { pauseProcessRunning } from './sandbox-state.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */
@@ -106,15 +106,9 @@ export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxReco
     await stopContainer(runc, rec.id, { exitDir: ctx.paths.exitDir, timeoutMs: graceMs, exitFileAppeared: ctx.exitWatch.nextExitFile });
     return;
   }
-  // catatonit, identified by its pid and start time, is sent SIGTERM directly: no `runc state`
-  // and `runc kill` on a pod's stop. A sandbox-kind runtime's pause is its kernel, told through it.
-  const pid = rec.pid;
-  const pidStartTime = rec.pidStartTime;
-  const direct = handler.kind === 'oci' && pidStartTime !== undefined;
-  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), {
-    timeoutMs: graceMs,
-    ...(direct ? { sendStopSignal: async (signal: NodeJS.Signals | number) => signalSameProcess(pid, pidStartTime, signal) } : {}),
-  });
+  // catatonit is sent SIGTERM directly: no `runc state` and `runc kill` on a pod's stop. A
+  // sandbox-kind runtime's pause is its kernel, told through it.
+  await stopUnmonitoredContainer(runc, rec.id, () => pauseProcessRunning(rec), { timeoutMs: graceMs, ...directSignals(handler.kind, rec, false) });
 }
 
 /** Deletes the sandbox container from runc (killing it if needed; after a run in flight) and, for a pause under conmon, conmon's leftovers. */
