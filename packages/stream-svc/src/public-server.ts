@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { errorMessage, type Logger, type RuntimeServiceConfig, type StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
@@ -72,7 +72,7 @@ export async function startPublicServer(options: PublicServerOptions): Promise<{
   const { tokens } = options;
   const app = Fastify({ logger: false });
   app.get(HEALTH_PATH, async () => 'ok');
-  const notUpgraded = async (_req: unknown, reply: { code(n: number): { send(v: unknown): unknown } }) =>
+  const notUpgraded = async (_req: FastifyRequest, reply: FastifyReply) =>
     reply.code(400).send({ message: 'this URL must be opened as a WebSocket (subprotocol v5.channel.k8s.io or v4.channel.k8s.io) or upgraded to SPDY/3.1' });
   for (const kind of ['exec', 'attach', 'portforward']) {
     app.get(`/${kind}/:token`, notUpgraded);

@@ -24,8 +24,10 @@ export async function updateContainerResourcesCall(ctx: RuntimeContext, request:
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     // A sandbox-kind runtime (runsc) keeps no per-container limits: the pod's cgroup, which the
     // kubelet resizes itself, bounds the whole sandbox.
-    if (handler.kind === 'oci' && rec.phase === 'created' && rec.pid === undefined) await updateSpecResources(ctx.paths.container(rec.id).spec, limits);
-    else if ((rec.phase === 'created' || rec.phase === 'running') && handler.kind === 'oci') await handler.runc.update(rec.id, limits);
+    if (handler.kind === 'oci') {
+      if (rec.phase === 'created' && rec.pid === undefined) await updateSpecResources(ctx.paths.container(rec.id).spec, limits);
+      else if (rec.phase === 'created' || rec.phase === 'running') await handler.runc.update(rec.id, limits);
+    }
     rec.resources = wanted;
     await ctx.records.saveContainer(rec);
     ctx.log.info({ container: rec.id, limits }, 'container resources updated');
