@@ -31,6 +31,18 @@ async function removePod(pod: Pod): Promise<void> {
   await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
 }
 
+/** Runs a pod before the tests of the enclosing describe block (handed to `use` first) and removes it after them. */
+function podForTheseTests(use: (pod: Pod) => void | Promise<void>): void {
+  let pod: Pod | undefined;
+  before(async () => {
+    pod = await h.runPod();
+    await use(pod);
+  });
+  after(async () => {
+    if (pod) await removePod(pod);
+  });
+}
+
 function emptyInventory(): RuntimeInventory {
   return { mounts: [], netns: [], runc: [], monitors: [], cgroups: [], ipOwners: {}, natRuleOwners: [], sandboxDirs: [], containerDirs: [], cniResults: [] };
 }
@@ -121,11 +133,8 @@ describe('runtime service through skiff up', () => {
 
   describe('exit codes and reasons', () => {
     let pod: Pod;
-    before(async () => {
-      pod = await h.runPod();
-    });
-    after(async () => {
-      await removePod(pod);
+    podForTheseTests((p) => {
+      pod = p;
     });
 
     test('0 is Completed, 1 is Error, SIGKILL is 137, a memory hog is OOMKilled', async () => {
@@ -154,11 +163,8 @@ describe('runtime service through skiff up', () => {
 
   describe('a created container has no process until StartContainer', () => {
     let pod: Pod;
-    before(async () => {
-      pod = await h.runPod();
-    });
-    after(async () => {
-      await removePod(pod);
+    podForTheseTests((p) => {
+      pod = p;
     });
 
     /** What the machine has of a container: its runc container and its monitor. */
@@ -258,12 +264,9 @@ describe('runtime service through skiff up', () => {
   describe('ExecSync timeouts', () => {
     let pod: Pod;
     let id: string;
-    before(async () => {
-      pod = await h.runPod();
+    podForTheseTests(async (p) => {
+      pod = p;
       id = await h.runContainer(pod, 'exec');
-    });
-    after(async () => {
-      await removePod(pod);
     });
 
     test('a background process holding stdout does not hold the call', async () => {
@@ -319,11 +322,8 @@ describe('runtime service through skiff up', () => {
 
   describe('bad configurations fail with a status and leave nothing behind', () => {
     let pod: Pod;
-    before(async () => {
-      pod = await h.runPod();
-    });
-    after(async () => {
-      await removePod(pod);
+    podForTheseTests((p) => {
+      pod = p;
     });
 
     async function expectNoChange(attempt: () => Promise<unknown>, code: status, message: RegExp): Promise<void> {
