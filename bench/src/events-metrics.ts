@@ -143,7 +143,7 @@ async function main(): Promise<void> {
       floorAllTimes.push(await timed(floorAll));
     }
     // What the client alone spends decoding the same response (protobufjs, as grpc-js clients do).
-    const method = loadCri().runtime.v1.RuntimeService.service.ListPodSandboxMetrics;
+    const method = loadCri().RuntimeService.service.ListPodSandboxMetrics;
     const wire = method.responseSerialize(await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 60_000 }));
     const decodeTimes: number[] = [];
     for (let i = 0; i < METRICS_CALLS; i++) decodeTimes.push(await timed(async () => method.responseDeserialize(wire)));

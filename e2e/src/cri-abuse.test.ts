@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status, type Client, type ServiceError } from '@grpc/grpc-js';
 import { callUnary, imageServiceDefinition, MAX_MESSAGE_BYTES, runtimeServiceDefinition } from '@skiff/proto';
-import { HOSTILE_VALUES, hostileRequest, type MethodDescriptor } from './lib/hostile-requests.js';
+import { HOSTILE_VALUES, hostileRequest } from './lib/hostile-requests.js';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
 
 /** What a client may be answered: every status the kubelet or an operator can act on. */
@@ -37,7 +37,7 @@ let serving: Promise<void>;
 type Caller = Client & Record<string, (...args: unknown[]) => unknown>;
 
 /** Calls `method` with `request`; answers the status code and its details. */
-function callAny(client: Caller, method: string, descriptor: MethodDescriptor, request: unknown): Promise<{ code: status; details: string }> {
+function callAny(client: Caller, method: string, descriptor: { responseStream: boolean }, request: unknown): Promise<{ code: status; details: string }> {
   const deadline = Date.now() + CALL_TIMEOUT_MS;
   return new Promise((resolve) => {
     if (!descriptor.responseStream) {
@@ -85,8 +85,8 @@ after(async () => {
 });
 
 const services = [
-  { name: 'RuntimeService', definition: runtimeServiceDefinition as unknown as Record<string, MethodDescriptor>, client: () => h.runtime as unknown as Caller },
-  { name: 'ImageService', definition: imageServiceDefinition as unknown as Record<string, MethodDescriptor>, client: () => h.images as unknown as Caller },
+  { name: 'RuntimeService' as const, definition: runtimeServiceDefinition, client: () => h.runtime as unknown as Caller },
+  { name: 'ImageService' as const, definition: imageServiceDefinition, client: () => h.images as unknown as Caller },
 ];
 
 describe('every CRI method with hostile requests', { timeout: 600_000 }, () => {
@@ -94,7 +94,7 @@ describe('every CRI method with hostile requests', { timeout: 600_000 }, () => {
     test(`${service.name}: every method answers each hostile request with an actionable status`, async () => {
       const wrong: string[] = [];
       for (const [method, descriptor] of Object.entries(service.definition)) {
-        const requests: [string, unknown][] = [['empty', {}], ...Object.entries(HOSTILE_VALUES).map(([name, values]): [string, unknown] => [name, hostileRequest(descriptor, values)])];
+        const requests: [string, unknown][] = [['empty', {}], ...Object.entries(HOSTILE_VALUES).map(([name, values]): [string, unknown] => [name, hostileRequest(service.name, method, values)])];
         for (const [variant, request] of requests) {
           const { code, details } = await callAny(service.client(), method, descriptor, request);
           if (!ACCEPTABLE.has(code)) wrong.push(`${method} (${variant}): ${status[code]}: ${details.slice(0, 300)}`);
@@ -107,7 +107,7 @@ describe('every CRI method with hostile requests', { timeout: 600_000 }, () => {
 
   test('a request past the message size limit is refused with RESOURCE_EXHAUSTED', async () => {
     const tooBig = { image: { image: 'x'.repeat(MAX_MESSAGE_BYTES + 1024) } };
-    const { code } = await callAny(h.images as unknown as Caller, 'ImageStatus', imageServiceDefinition.ImageStatus as unknown as MethodDescriptor, tooBig);
+    const { code } = await callAny(h.images as unknown as Caller, 'ImageStatus', imageServiceDefinition.ImageStatus, tooBig);
     assert.equal(code, status.RESOURCE_EXHAUSTED);
   });
 

@@ -1,12 +1,16 @@
 /**
  * Requests for any CRI method with every field set to one hostile value, built from the method's
- * protobuf descriptor so that every string, number, enum, bytes, repeated and map field of the
+ * request schema so that every string, number, enum, bytes, repeated and map field of the
  * request (and of the messages in it) is covered.
  *
- *   hostileRequest(method, values): Record<string, unknown>
+ *   hostileRequest(service, method, values): Record<string, unknown>
  *   HOSTILE_VALUES: Record<string, HostileValues>   path-like, absolute, non-UTF-8, negative, huge
  */
-import { loadCri } from '@skiff/proto';
+import { loadCri, type CriServices } from '@skiff/proto';
+
+type Schema = CriServices['schema'];
+type MessageSchema = ReturnType<Schema['lookupType']>;
+type FieldSchema = MessageSchema['fieldsArray'][number];
 
 export interface HostileValues {
   string: string;
@@ -16,25 +20,6 @@ export interface HostileValues {
   int64: string;
   enumValue: number;
   bytes: Buffer;
-}
-
-interface FieldDescriptor {
-  name: string;
-  label: string;
-  type: string;
-  typeName: string;
-}
-
-interface MessageDescriptor {
-  name: string;
-  field: FieldDescriptor[];
-  nestedType?: MessageDescriptor[];
-  options?: { mapEntry?: boolean } | null;
-}
-
-export interface MethodDescriptor {
-  requestType: { type: MessageDescriptor };
-  responseStream: boolean;
 }
 
 const KiB = 1024;
@@ -48,64 +33,53 @@ export const HOSTILE_VALUES: Record<string, HostileValues> = {
   huge: { string: 'x'.repeat(64 * KiB), int32: 1_000_000_000, int64: '4611686018427387904', enumValue: 1, bytes: Buffer.alloc(64 * KiB, 0xff) },
 };
 
-const v1 = loadCri().runtime.v1 as unknown as Record<string, { type?: MessageDescriptor }>;
-
-function messageType(name: string, scope: MessageDescriptor | undefined): MessageDescriptor {
-  const nested = scope?.nestedType?.find((n) => n.name === name);
-  if (nested) return nested;
-  const top = v1[name]?.type;
-  if (!top) throw new Error(`no message type ${name} in runtime.v1`);
-  return top;
-}
-
-function scalar(field: FieldDescriptor, values: HostileValues): unknown {
-  switch (field.type) {
-    case 'TYPE_STRING':
+function scalar(type: string, values: HostileValues): unknown {
+  switch (type) {
+    case 'string':
       return values.string;
-    case 'TYPE_BYTES':
+    case 'bytes':
       return values.bytes;
-    case 'TYPE_BOOL':
+    case 'bool':
       return true;
-    case 'TYPE_ENUM':
-      return values.enumValue;
-    case 'TYPE_INT64':
-    case 'TYPE_SINT64':
-    case 'TYPE_SFIXED64':
+    case 'int64':
+    case 'sint64':
+    case 'sfixed64':
       return values.int64;
-    case 'TYPE_UINT64':
-    case 'TYPE_FIXED64':
+    case 'uint64':
+    case 'fixed64':
       return values.int64.replace('-', '');
-    case 'TYPE_UINT32':
-    case 'TYPE_FIXED32':
+    case 'uint32':
+    case 'fixed32':
       return Math.abs(values.int32);
-    case 'TYPE_DOUBLE':
-    case 'TYPE_FLOAT':
+    case 'double':
+    case 'float':
       return values.int32 / 3;
     default:
       return values.int32;
   }
 }
 
-function fill(type: MessageDescriptor, values: HostileValues, depth: number): Record<string, unknown> {
+function fill(type: MessageSchema, values: HostileValues, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const field of type.field) {
-    if (field.type !== 'TYPE_MESSAGE') {
-      out[field.name] = field.label === 'LABEL_REPEATED' ? [scalar(field, values)] : scalar(field, values);
+  for (const field of type.fieldsArray) {
+    const resolved = field.resolve().resolvedType;
+    const message = resolved !== null && 'fieldsArray' in resolved ? resolved : undefined;
+    const plain = (): unknown => (resolved === null ? scalar(field.type, values) : values.enumValue);
+    if ((field.map || message) && depth === 0) continue;
+    if (field.map) {
+      const key = scalar((field as FieldSchema & { keyType: string }).keyType, values);
+      out[field.name] = { [String(key)]: message ? {} : plain() };
       continue;
     }
-    if (depth === 0) continue;
-    const inner = messageType(field.typeName, type);
-    if (inner.options?.mapEntry) {
-      const [key, value] = inner.field;
-      out[field.name] = { [String(scalar(key!, values))]: value!.type === 'TYPE_MESSAGE' ? {} : scalar(value!, values) };
-    } else {
-      const message = fill(inner, values, depth - 1);
-      out[field.name] = field.label === 'LABEL_REPEATED' ? [message] : message;
-    }
+    const value = message ? fill(message, values, depth - 1) : plain();
+    out[field.name] = field.repeated ? [value] : value;
   }
   return out;
 }
 
-export function hostileRequest(method: MethodDescriptor, values: HostileValues): Record<string, unknown> {
-  return fill(method.requestType.type, values, 6);
+export function hostileRequest(service: 'RuntimeService' | 'ImageService', method: string, values: HostileValues): Record<string, unknown> {
+  const schema = loadCri().schema.lookupService(service).methods[method];
+  if (!schema) throw new Error(`no method ${method} in runtime.v1.${service}`);
+  schema.resolve();
+  return fill(schema.resolvedRequestType!, values, 6);
 }

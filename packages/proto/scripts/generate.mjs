@@ -54,3 +54,18 @@ const lines = [
   '',
 ];
 writeFileSync(join(outDir, 'cri.ts'), lines.join('\n'));
+
+// The message and service schema as protobufjs JSON, so that the services build their
+// serializers with protobufjs's light runtime instead of parsing api.proto on every start.
+const protobuf = require('protobufjs');
+const root = new protobuf.Root().loadSync(join(packageDir, 'api.proto'), { keepCase: true });
+root.resolveAll();
+writeFileSync(
+  join(outDir, 'api-schema.ts'),
+  [
+    '// Written by scripts/generate.mjs from api.proto; do not edit.',
+    '// protobufjs JSON (JSON.parse reads it faster than the same object written as code).',
+    `export const API_SCHEMA_JSON = ${JSON.stringify(JSON.stringify(root.toJSON()))};`,
+    '',
+  ].join('\n'),
+);

@@ -23,11 +23,11 @@ export function unixTarget(socketPath: string): string {
 }
 
 export function createRuntimeClient(socketPath: string, options: ChannelOptions = {}): RuntimeServiceClient {
-  const { RuntimeService } = loadCri().runtime.v1;
+  const { RuntimeService } = loadCri();
   return new RuntimeService(unixTarget(socketPath), credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options });
 }
 
 export function createImageClient(socketPath: string, options: ChannelOptions = {}): ImageServiceClient {
-  const { ImageService } = loadCri().runtime.v1;
+  const { ImageService } = loadCri();
   return new ImageService(unixTarget(socketPath), credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options });
 }

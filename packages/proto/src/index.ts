@@ -1,6 +1,6 @@
 export {
   PROTO_PATH,
-  LOADER_OPTIONS,
+  DECODED_FORM,
   loadCri,
   runtimeServiceDefinition,
   imageServiceDefinition,
@@ -14,9 +14,9 @@ export { MAX_MESSAGE_BYTES, CHANNEL_OPTIONS, unixTarget, createRuntimeClient, cr
 export { callUnary, call } from './call.js';
 export type { UnaryCallOptions, UnaryMethodName, UnaryRequest, UnaryResponse } from './call.js';
 
-export type { ProtoGrpcType } from './generated/api.js';
-export type { RuntimeServiceClient, RuntimeServiceDefinition, RuntimeServiceHandlers } from './generated/runtime/v1/RuntimeService.js';
-export type { ImageServiceClient, ImageServiceDefinition, ImageServiceHandlers } from './generated/runtime/v1/ImageService.js';
+export type { CriServices, RuntimeServiceDefinition, ImageServiceDefinition } from './loader.js';
+export type { RuntimeServiceClient, RuntimeServiceHandlers } from './generated/runtime/v1/RuntimeService.js';
+export type { ImageServiceClient, ImageServiceHandlers } from './generated/runtime/v1/ImageService.js';
 
 /**
  * Every generated runtime.v1 type: `cri.X` is the permissive form a sender may

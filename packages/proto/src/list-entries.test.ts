@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { containerListEncoder, imageListEncoder, imageServiceDefinition, loadCri, podSandboxListEncoder, runtimeServiceDefinition, type cri } from './index.js';
 
-const loaded = loadCri().runtime.v1.RuntimeService.service;
+const loaded = loadCri().RuntimeService.service;
 
 function container(n: number, extra: Partial<cri.Container> = {}): cri.Container {
   return {
@@ -71,7 +71,7 @@ test('ListPodSandbox entries likewise', () => {
 });
 
 test('ListImages and ImageStatus responses of sealed images are the ordinary bytes', () => {
-  const images = loadCri().runtime.v1.ImageService.service;
+  const images = loadCri().ImageService.service;
   const plain = Array.from({ length: 12 }, (_, i): cri.Image => ({
     id: `sha256:${`${i}`.padStart(64, '0')}`,
     repo_tags: i % 2 ? [`registry.local/app:${i}`, 'registry.local/app:latest'] : [],

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadCri, podMetricsListEncoder, runtimeServiceDefinition, type cri } from './index.js';
 
-const loaded = loadCri().runtime.v1.RuntimeService.service;
+const loaded = loadCri().RuntimeService.service;
 
 function metric(name: string, type: 'COUNTER' | 'GAUGE', labels: string[], value: string, at: string): cri.Metric {
   return { name, timestamp: at, metric_type: type, label_values: labels, value: { value } };

@@ -118,11 +118,11 @@ test('generated definitions and handler interfaces list exactly the rpcs of api.
   const imageRpcs = sorted(services.get('ImageService') ?? []);
 
   assert.deepEqual(sorted(Object.keys(runtimeServiceDefinition)), runtimeRpcs);
-  assert.deepEqual(sorted(Object.keys(loadCri().runtime.v1.RuntimeService.service)), runtimeRpcs);
+  assert.deepEqual(sorted(Object.keys(loadCri().RuntimeService.service)), runtimeRpcs);
   assert.deepEqual(sorted(Object.keys(runtimeHandlerNames)), runtimeRpcs);
 
   assert.deepEqual(sorted(Object.keys(imageServiceDefinition)), imageRpcs);
-  assert.deepEqual(sorted(Object.keys(loadCri().runtime.v1.ImageService.service)), imageRpcs);
+  assert.deepEqual(sorted(Object.keys(loadCri().ImageService.service)), imageRpcs);
   assert.deepEqual(sorted(Object.keys(imageHandlerNames)), imageRpcs);
 });
 
@@ -158,6 +158,25 @@ test('decoding follows the loader options the types were generated for', () => {
   assert.deepEqual(decoded.status.labels, {});
   assert.deepEqual(decoded.status.mounts, []);
   assert.deepEqual(decoded.info, {});
+});
+
+test('requests encode to the CRI wire format: packed repeated scalars, oneof fields, enums by name or number', () => {
+  const method = runtimeServiceDefinition.CreateContainer;
+  const wire = method.requestSerialize({
+    pod_sandbox_id: 'p',
+    config: { linux: { security_context: { supplemental_groups: ['1', '2'], namespace_options: { pid: 'CONTAINER', ipc: 2 } } } },
+  });
+  // CreateContainerRequest.config (2) > ContainerConfig.linux (15) > LinuxContainerConfig.security_context (2):
+  // namespace_options (3) with pid (2) CONTAINER = 1 and ipc (3) = 2, then supplemental_groups (8) packed:
+  // one length-delimited field holding two varints.
+  assert.deepEqual(
+    [...wire],
+    [0x0a, 0x01, 0x70, 0x12, 0x0e, 0x7a, 0x0c, 0x12, 0x0a, 0x1a, 0x04, 0x10, 0x01, 0x18, 0x02, 0x42, 0x02, 0x01, 0x02],
+  );
+  const decoded = method.requestDeserialize(wire);
+  assert.deepEqual(decoded.config?.linux?.security_context?.supplemental_groups, ['1', '2']);
+  assert.equal(decoded.config?.linux?.security_context?.namespace_options?.ipc, 'NODE');
+  assert.throws(() => method.requestSerialize([] as unknown as cri.CreateContainerRequest), /array/);
 });
 
 test('unix socket round trip through the generated clients', async (t) => {

@@ -19,7 +19,7 @@ import { ContainerEvents } from '../events/container-events.js';
 import { listPodSandboxCall as listPodSandbox } from './pod-sandbox-list.js';
 
 // The serializers as loaded from api.proto, untouched: what every entry must stay equal to.
-const ordinary = loadCri().runtime.v1.RuntimeService.service;
+const ordinary = loadCri().RuntimeService.service;
 const fast = runtimeServiceDefinition;
 
 const SANDBOX_A = 'a'.repeat(64);
