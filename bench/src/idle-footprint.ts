@@ -52,6 +52,29 @@ async function sumUsage(procs: readonly Proc[]): Promise<Usage & { each: Map<str
   return { rss, pss, each };
 }
 
+/**
+ * What of a process's memory is pages of the journal's files it maps (journalctl's window on the
+ * journal): page cache of files journald keeps anyway, counted in the reader's RSS while mapped.
+ */
+async function journalFilePages(pid: number): Promise<Usage> {
+  const text = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
+  let inJournal = false;
+  let rss = 0;
+  let pss = 0;
+  for (const line of text.split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) {
+      inJournal = /^\/(run|var)\/log\/journal\//.test(mapping[1]!);
+      continue;
+    }
+    if (!inJournal) continue;
+    const field = /^(Rss|Pss):\s+(\d+) kB$/.exec(line);
+    if (field?.[1] === 'Rss') rss += Number(field[2]) * 1024;
+    if (field?.[1] === 'Pss') pss += Number(field[2]) * 1024;
+  }
+  return { rss, pss };
+}
+
 async function statOf(pid: number): Promise<{ ppid: number; comm: string } | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -120,6 +143,10 @@ async function snapshot(h: RuntimeHarness, withFloor: boolean): Promise<Snapshot
     const usage = await sumUsage(all);
     const nodeUsage = [supervisor, ...daemons].reduce((t, p) => ({ rss: t.rss + usage.each.get(p.name)!.rss, pss: t.pss + usage.each.get(p.name)!.pss }), { rss: 0, pss: 0 });
     const rows: [string, string][] = [...usage.each].map(([name, u]) => [name, `${mib(u.rss)} RSS, ${mib(u.pss)} PSS`]);
+    for (const reader of helpers.filter((p) => p.name.endsWith(': journalctl'))) {
+      const pages = await journalFilePages(reader.pid);
+      rows.push([`  of it, the journal's files it maps`, `${mib(pages.rss)} RSS, ${mib(pages.pss)} PSS`]);
+    }
     const conmonPids = (await listConmonProcesses(h.skiff.runDir)).map((c) => c.pid);
     const conmonUsage = await Promise.all(conmonPids.map(usageOf));
     const conmons = {
