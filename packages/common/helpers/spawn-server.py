@@ -7,16 +7,23 @@ commands started together queue behind each other there. This process is small a
 command with vfork (Python's subprocess), then follows it with a pidfd, all in one thread.
 
 Requests, one JSON object a line on stdin:
-  {"id": N, "file": PATH_OR_NAME, "args": [...], "env": {...}, "input": BASE64 | null,
-   "timeoutMs": MS (0: none), "drainMs": MS, "discardOutput": BOOL}
+  {"id": N, "file": PATH_OR_NAME, "args": [...], "env": {...}, "cwd": DIR | null, "input": BASE64 | null,
+   "timeoutMs": MS (0: none), "drainMs": MS, "discardOutput": BOOL, "reportPipe": ENV_NAME | null}
 Answers, one JSON object a line on stdout:
-  {"id": N, "code": C | null, "signal": NAME | null, "stdout": BASE64, "stderr": BASE64, "timedOut": BOOL}
+  {"id": N, "code": C | null, "signal": NAME | null, "stdout": BASE64, "stderr": BASE64, "timedOut": BOOL,
+   "report": BASE64 (with reportPipe, once something was written there)}
   {"id": N, "error": MESSAGE, "errno": NAME}  (the command could not be started)
 
 The semantics are runCommand's: stdin is the input (then closed) or /dev/null; stdout and stderr
 are collected, or go to /dev/null with discardOutput; a command still running at timeoutMs is
 killed with SIGKILL; output is read until both pipes close, or for drainMs after the command has
 exited (a background process it left may hold them open).
+
+With "reportPipe" the command also gets the write end of a pipe, its descriptor's number in the
+environment variable so named (conmon's _OCI_SYNCPIPE): the first line written there (or all
+that is written before it closes) is the answer's "report". A command that forks a process meant
+to outlive it and reports once that process is ready (conmon's pid of the container) may exit
+before it reports: its answer waits for the report, then drainMs for the output, within timeoutMs.
 
 It also makes system calls Node lacks, in its own process (the daemon's mount namespace), at a
 fraction of the cost of a command that makes them (mount(8), umount(8), logger(1)):
@@ -82,6 +89,9 @@ class Job:
         self.proc = None
         self.pid = None
         self.pidfd = None
+        self.report_fd = None
+        self.report_buffer = b''
+        self.report = None
 
     def start(self, request):
         env = request.get('env')
@@ -90,8 +100,21 @@ class Job:
         output = subprocess.DEVNULL if request.get('discardOutput') else subprocess.PIPE
         # subprocess starts it with vfork and gives it default signal handlers (posix_spawn would
         # leave glibc's internal signals ignored in it).
-        self.proc = subprocess.Popen([request['file'], *request.get('args', [])], stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-                                     stdout=output, stderr=output, env=env, close_fds=True, restore_signals=True)
+        report_write = None
+        if request.get('reportPipe'):
+            self.report_fd, report_write = os.pipe()
+            env = dict(os.environ if env is None else env)
+            env[str(request['reportPipe'])] = str(report_write)
+        try:
+            self.proc = subprocess.Popen([request['file'], *request.get('args', [])], stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+                                         stdout=output, stderr=output, env=env, cwd=request.get('cwd'), close_fds=True, restore_signals=True,
+                                         pass_fds=() if report_write is None else (report_write,))
+        except BaseException:
+            self.close_report()
+            raise
+        finally:
+            if report_write is not None:
+                os.close(report_write)
         self.pid = self.proc.pid
         self.pidfd = os.pidfd_open(self.pid)
         sel.register(self.pidfd, selectors.EVENT_READ, ('exit', self))
@@ -102,6 +125,9 @@ class Job:
             os.set_blocking(fd, False)
             self.streams[fd] = (stream, sink)
             sel.register(fd, selectors.EVENT_READ, ('output', self))
+        if self.report_fd is not None:
+            os.set_blocking(self.report_fd, False)
+            sel.register(self.report_fd, selectors.EVENT_READ, ('report', self))
         if data is not None:
             self.stdin_fd = self.proc.stdin.fileno()
             self.pending_input = base64.b64decode(data)
@@ -154,6 +180,33 @@ class Job:
         sel.unregister(fd)
         self.streams.pop(fd)[0].close()
 
+    def read_report(self):
+        try:
+            chunk = os.read(self.report_fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b''
+        self.report_buffer += chunk
+        if chunk and b'\n' not in chunk:
+            return
+        if self.report_buffer:
+            self.report = self.report_buffer.split(b'\n', 1)[0]
+        self.close_report()
+        if self.exit is not None:
+            self.drain_deadline = now_ms() + self.drain_ms
+        self.finish_if_done()
+
+    def close_report(self):
+        if self.report_fd is None:
+            return
+        try:
+            sel.unregister(self.report_fd)
+        except KeyError:
+            pass
+        os.close(self.report_fd)
+        self.report_fd = None
+
     def reap(self):
         sel.unregister(self.pidfd)
         os.close(self.pidfd)
@@ -167,19 +220,24 @@ class Job:
             self.exit = (None, name)
         else:
             self.exit = (code, None)
-        self.drain_deadline = now_ms() + self.drain_ms
+        if self.report_fd is None:
+            self.drain_deadline = now_ms() + self.drain_ms
         self.finish_if_done()
 
     def finish_if_done(self, force=False):
-        if self.exit is None or (self.streams and not force):
+        if self.exit is None or ((self.streams or self.report_fd is not None) and not force):
             return
         for fd in list(self.streams):
             self.close_stream(fd)
         self.close_stdin()
+        self.close_report()
         del jobs[self.id]
         code, name = self.exit
-        answer({'id': self.id, 'code': code, 'signal': name, 'stdout': base64.b64encode(b''.join(self.out)).decode(),
-                'stderr': base64.b64encode(b''.join(self.err)).decode(), 'timedOut': self.timed_out})
+        message = {'id': self.id, 'code': code, 'signal': name, 'stdout': base64.b64encode(b''.join(self.out)).decode(),
+                   'stderr': base64.b64encode(b''.join(self.err)).decode(), 'timedOut': self.timed_out}
+        if self.report is not None:
+            message['report'] = base64.b64encode(self.report).decode()
+        answer(message)
 
     def check_times(self, at):
         if self.exit is None and self.deadline is not None and at >= self.deadline and not self.timed_out:
@@ -190,11 +248,15 @@ class Job:
                 pass
         if self.exit is not None and self.drain_deadline is not None and at >= self.drain_deadline:
             self.finish_if_done(force=True)
+        elif self.exit is not None and self.report_fd is not None and self.deadline is not None and at >= self.deadline:
+            # Exited, and what it left running never reported.
+            self.timed_out = True
+            self.finish_if_done(force=True)
 
     def next_time(self):
         if self.exit is None:
             return None if self.timed_out else self.deadline
-        return self.drain_deadline
+        return self.drain_deadline if self.drain_deadline is not None else self.deadline
 
 
 def load_libc():
@@ -300,6 +362,8 @@ def main():
                 job.read_output(key.fd)
             elif kind == 'input':
                 job.write_input()
+            elif kind == 'report':
+                job.read_report()
             elif kind == 'exit':
                 job.reap()
         at = now_ms()

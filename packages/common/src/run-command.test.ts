@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandTimeoutError, runCommand, runCommandsThroughSpawnServer, stopSpawnServer } from './run-command.js';
+import { CommandTimeoutError, runCommand, runCommandsThroughSpawnServer, runReportingCommand, stopSpawnServer } from './run-command.js';
+import { isProcessAlive } from './pid-file.js';
 
 function behavesAsRunCommand(): void {
   it('collects output, exit code and stdin', async () => {
@@ -37,6 +38,29 @@ function behavesAsRunCommand(): void {
     assert.match(r.stdout, /SigIgn:\s+0+\n/);
     const input = Buffer.from([0, 255, 10, 128]);
     assert.equal((await runCommand('od', ['-An', '-tx1'], { input })).stdout.trim(), '00 ff 0a 80');
+  });
+
+  it('runs in the directory given', async () => {
+    assert.equal((await runCommand('pwd', [], { cwd: '/usr/lib' })).stdout, '/usr/lib\n');
+  });
+
+  it('waits for the line a program reports on its pipe, even from a process it left behind', async () => {
+    const reported = await runReportingCommand('sh', ['-c', 'echo out; printf "first\\nlater\\n" >&$REPORT_FD'], 'REPORT_FD');
+    assert.deepEqual(reported, { code: 0, signal: null, stdout: 'out\n', stderr: '', report: 'first' });
+    // conmon's way: the command exits at once; what it forked reports later and keeps the pipe open.
+    const started = Date.now();
+    const late = await runReportingCommand('sh', ['-c', '(sleep 0.2; sh -c \'echo "$$" >&$REPORT_FD; exec sleep 30\') >/dev/null 2>&1 &'], 'REPORT_FD', { timeoutMs: 20_000 });
+    const holder = Number(late.report);
+    try {
+      assert.equal(late.code, 0);
+      assert.ok(holder > 0 && isProcessAlive(holder), `the reporting process ${late.report} still holds the pipe`);
+      assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
+    } finally {
+      if (holder > 0) process.kill(holder, 'SIGKILL');
+    }
+    const silent = await runReportingCommand('sh', ['-c', 'echo nothing to report'], 'REPORT_FD');
+    assert.equal(silent.report, undefined);
+    await assert.rejects(runReportingCommand('sh', ['-c', '(exec sleep 30) >/dev/null 2>&1 &'], 'REPORT_FD', { timeoutMs: 300 }), CommandTimeoutError);
   });
 
   it('runs many commands at once', async () => {

@@ -1,5 +1,6 @@
 import { spawn, type StdioOptions } from 'node:child_process';
-import { SpawnServer } from './spawn-server.js';
+import type { Readable } from 'node:stream';
+import { SpawnServer, type SpawnOutcome } from './spawn-server.js';
 
 export interface RunCommandOptions {
   /** Bytes written to the child's stdin, which is then closed; without it stdin is /dev/null. */
@@ -45,7 +46,7 @@ const DEFAULT_DRAIN_MS = 250;
 let spawnServer: SpawnServer | undefined;
 
 /**
- * From now on this process's commands (those without a `cwd`) are started by a small helper
+ * From now on this process's commands are started by a small helper
  * process instead of by Node, which forks the whole process for each and holds the event loop
  * meanwhile (see spawn-server.ts). For a daemon that starts many commands at once. False, and
  * nothing changes, when the helper's interpreter is missing.
@@ -67,8 +68,7 @@ export function stopSpawnServer(): void {
   spawnServer = undefined;
 }
 
-async function runThroughServer(server: SpawnServer, file: string, args: readonly string[], options: RunCommandOptions): Promise<CommandResult> {
-  const outcome = await server.run(file, args, options);
+function resultOf(outcome: SpawnOutcome, file: string, args: readonly string[], options: RunCommandOptions): CommandResult {
   if ('result' in outcome) return outcome.result;
   if ('timedOut' in outcome) throw new CommandTimeoutError([file, ...args].join(' '), options.timeoutMs ?? 0, outcome.stderr);
   throw Object.assign(new Error(`cannot run ${file}: ${outcome.spawnError}`), { code: outcome.errno });
@@ -78,12 +78,40 @@ async function runThroughServer(server: SpawnServer, file: string, args: readonl
  * Runs a program to completion and collects its output. Resolves with a non-zero exit code as a
  * normal result: callers decide what a failure means for them.
  */
-export function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
-  if (spawnServer && options.cwd === undefined) return runThroughServer(spawnServer, file, args, options);
+export async function runCommand(file: string, args: readonly string[], options: RunCommandOptions = {}): Promise<CommandResult> {
+  if (spawnServer) return resultOf(await spawnServer.run(file, args, options), file, args, options);
+  const { report: _none, ...result } = await spawnAndCollect(file, args, options, undefined);
+  return result;
+}
+
+/** What runReportingCommand hands back: the result, and the line the program reported (undefined if none). */
+export interface ReportedResult extends CommandResult {
+  report: string | undefined;
+}
+
+/**
+ * runCommand for a program that reports on a pipe whose descriptor it finds in the environment
+ * variable `reportPipeEnv` (conmon's _OCI_SYNCPIPE): the result carries the first line written
+ * there. It waits for that line (within `timeoutMs`) even after the program has exited, since
+ * what the program forked may report later.
+ */
+export async function runReportingCommand(file: string, args: readonly string[], reportPipeEnv: string, options: RunCommandOptions = {}): Promise<ReportedResult> {
+  if (spawnServer) {
+    const { outcome, report } = await spawnServer.runReporting(file, args, options, reportPipeEnv);
+    return { ...resultOf(outcome, file, args, options), report };
+  }
+  return spawnAndCollect(file, args, options, reportPipeEnv);
+}
+
+/** The report pipe's descriptor in a child Node spawns. */
+const REPORT_FD = 3;
+
+function spawnAndCollect(file: string, args: readonly string[], options: RunCommandOptions, reportPipeEnv: string | undefined): Promise<ReportedResult> {
   const output = options.discardOutput ? 'ignore' : 'pipe';
-  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', output, output];
+  const stdio: StdioOptions = [options.input === undefined ? 'ignore' : 'pipe', output, output, ...(reportPipeEnv ? ['pipe' as const] : [])];
+  const env = reportPipeEnv ? { ...(options.env ?? process.env), [reportPipeEnv]: String(REPORT_FD) } : (options.env ?? process.env);
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio, env: options.env ?? process.env, cwd: options.cwd });
+    const child = spawn(file, args, { stdio, env, cwd: options.cwd });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -92,20 +120,30 @@ export function runCommand(file: string, args: readonly string[], options: RunCo
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
     let streamsOpen = options.discardOutput ? 0 : 2;
+    let report: string | undefined;
+    let reportDone = reportPipeEnv === undefined;
+    const reportPipe = reportPipeEnv ? (child.stdio[REPORT_FD] as Readable) : undefined;
 
     const finish = (): void => {
-      if (settled || !exit) return;
+      if (settled || !exit || !reportDone) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(drainTimer);
       child.stdout?.destroy();
       child.stderr?.destroy();
+      reportPipe?.destroy();
       const err = Buffer.concat(stderr).toString('utf8');
       if (timedOut) {
         reject(new CommandTimeoutError([file, ...args].join(' '), options.timeoutMs ?? 0, err));
         return;
       }
-      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err });
+      resolve({ code: exit.code, signal: exit.signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err, report });
+    };
+    // Once exited and reported: the output is read until its pipes close, or for the drain time.
+    const drain = (): void => {
+      if (!exit || !reportDone) return;
+      if (streamsOpen === 0) finish();
+      else drainTimer ??= setTimeout(finish, options.drainAfterExitMs ?? DEFAULT_DRAIN_MS);
     };
 
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -117,23 +155,43 @@ export function runCommand(file: string, args: readonly string[], options: RunCo
     child.stdout?.on('close', onStreamClosed);
     child.stderr?.on('close', onStreamClosed);
 
+    if (reportPipe) {
+      let text = '';
+      const reported = (line: string | undefined): void => {
+        if (reportDone) return;
+        report = line;
+        reportDone = true;
+        reportPipe.destroy();
+        drain();
+      };
+      reportPipe.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        const nl = text.indexOf('\n');
+        if (nl >= 0) reported(text.slice(0, nl));
+      });
+      reportPipe.on('close', () => reported(text === '' ? undefined : text));
+      reportPipe.on('error', () => reported(text === '' ? undefined : text));
+    }
+
     child.on('error', (err) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(drainTimer);
+      reportPipe?.destroy();
       reject(new Error(`cannot run ${file}: ${err.message}`));
     });
     child.on('exit', (code, signal) => {
       exit = { code, signal };
-      if (streamsOpen === 0) finish();
-      else drainTimer = setTimeout(finish, options.drainAfterExitMs ?? DEFAULT_DRAIN_MS);
+      drain();
     });
 
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
+        reportDone = true;
         child.kill('SIGKILL');
+        drain();
       }, options.timeoutMs);
     }
 

@@ -16,6 +16,7 @@ interface Answer {
   stdout?: string;
   stderr?: string;
   timedOut?: boolean;
+  report?: string;
   done?: boolean;
   error?: string;
   errno?: string;
@@ -76,16 +77,18 @@ export class SpawnServer {
   }
 
   async run(file: string, args: readonly string[], options: RunCommandOptions): Promise<SpawnOutcome> {
-    const answer = await this.send({
-      file,
-      args,
-      env: options.env ?? process.env,
-      input: options.input === undefined ? null : Buffer.from(options.input).toString('base64'),
-      timeoutMs: options.timeoutMs ?? 0,
-      drainMs: options.drainAfterExitMs ?? 250,
-      discardOutput: options.discardOutput === true,
-    });
-    return outcomeOf(answer);
+    return outcomeOf(await this.send(runRequest(file, args, options)));
+  }
+
+  /**
+   * Runs a command that reports on a pipe whose descriptor it finds in the environment variable
+   * `reportPipeEnv` (conmon's _OCI_SYNCPIPE): its outcome, and the first line written there
+   * (undefined when it never reported). The answer waits for that line, within `timeoutMs`, even
+   * after the command has exited: what it forked may report later.
+   */
+  async runReporting(file: string, args: readonly string[], options: RunCommandOptions, reportPipeEnv: string): Promise<{ outcome: SpawnOutcome; report: string | undefined }> {
+    const answer = await this.send({ ...runRequest(file, args, options), reportPipe: reportPipeEnv });
+    return { outcome: outcomeOf(answer), report: answer.report === undefined ? undefined : Buffer.from(answer.report, 'base64').toString('utf8') };
   }
 
   /** A system call, made by the helper (in this process's mount namespace). */
@@ -170,6 +173,19 @@ export class SpawnServer {
     this.helper = helper;
     return helper;
   }
+}
+
+function runRequest(file: string, args: readonly string[], options: RunCommandOptions): object {
+  return {
+    file,
+    args,
+    env: options.env ?? process.env,
+    cwd: options.cwd ?? null,
+    input: options.input === undefined ? null : Buffer.from(options.input).toString('base64'),
+    timeoutMs: options.timeoutMs ?? 0,
+    drainMs: options.drainAfterExitMs ?? 250,
+    discardOutput: options.discardOutput === true,
+  };
 }
 
 function outcomeOf(answer: Answer): SpawnOutcome {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
-import { isProcessAlive } from '@skiff/common';
+import { isProcessAlive, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
 import { readHostFacts, type HostFacts } from '../oci/host-facts.js';
 import { Runc } from '../oci/runc.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -136,6 +136,25 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     await removeMonitorFiles({ id, exitDir, socketDir: join(runDir, 'sockets') });
     assert.equal(await readExitCode(exitDir, id), undefined);
     await assert.rejects(fs.lstat(join(runDir, 'sockets', id)), /ENOENT/);
+  });
+
+  it('creates the same way through the spawn helper, and reports runc create failures the same way', async () => {
+    assert.equal(runCommandsThroughSpawnServer(), true);
+    try {
+      const { id, monitor } = await start('helper', { args: ['sleep', '3600'] });
+      assert.ok(isProcessAlive(monitor.conmonPid));
+      const status = await fs.readFile(`/proc/${monitor.containerPid}/status`, 'utf8');
+      assert.match(status, new RegExp(`^PPid:\\s+${monitor.conmonPid}$`, 'm'), 'the container is conmon’s child');
+      assert.equal(await stopContainer(runc, id, { exitDir, timeoutMs: 0 }), 137);
+      await runc.delete(id);
+      await assert.rejects(
+        start('helper-broken', { args: ['/no/such/binary'] }),
+        (err: unknown) => err instanceof ConmonError && /runc could not create/.test(err.message) && /no such file or directory|not found/.test(err.message),
+      );
+      await runc.delete(created[created.length - 1]!, { force: true });
+    } finally {
+      stopSpawnServer();
+    }
   });
 
   it('records an OOM kill', async () => {

@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readPidFile, isProcessAlive } from '@skiff/common';
+import { readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError } from '@skiff/common';
 import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
-import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
+import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 export const DEFAULT_CONMON_PATH = '/usr/bin/conmon';
 
@@ -59,11 +59,6 @@ export interface ContainerMonitorOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
   /** Limit on the whole create: conmon forking, runc create, the pid coming back. */
   timeoutMs?: number;
-  /**
-   * Called with the pid of the conmon we started, before it may fork: the place to move it
-   * into a cgroup. Its children (the monitor, runc) inherit the placement.
-   */
-  beforeRelease?: (conmonPid: number) => Promise<void>;
 }
 
 export interface MonitoredContainer {
@@ -128,30 +123,24 @@ export function containerMonitorArgs(o: ContainerMonitorOptions): string[] {
 /**
  * Creates a container through conmon: conmon double-forks and runs `runc create`, so the
  * container and its monitor are never children of this process and outlive it. Resolves once
- * runc has created the container (state "created"); `runc start` runs it.
+ * runc has created the container (state "created"); `runc start` runs it. conmon is started like
+ * any command (through the spawn helper when this process uses one); the monitor it forks reports
+ * the container's pid, or runc's error, on the sync pipe.
  */
 export async function createContainerWithMonitor(o: ContainerMonitorOptions): Promise<MonitoredContainer> {
   const timeoutMs = o.timeoutMs ?? 60_000;
+  const conmonPath = o.conmonPath ?? DEFAULT_CONMON_PATH;
   const args = containerMonitorArgs(o);
   for (const dir of [o.exitDir, o.socketDir, ...(o.persistDir ? [o.persistDir] : [])]) await fs.mkdir(dir, { recursive: true });
-  const conmon = spawnConmon(o.conmonPath ?? DEFAULT_CONMON_PATH, args, o.bundle);
-  const stderrText = (): string => Buffer.concat(conmon.stderr).toString('utf8').trim();
   try {
-    const pid = conmon.child.pid;
-    if (pid === undefined) {
-      await conmon.exited; // rejects with the spawn error
-      throw new ConmonError('cannot start conmon');
-    }
-    if (o.beforeRelease) await o.beforeRelease(pid);
-    const message = readSyncMessage(conmon.syncPipe, timeoutMs);
-    releaseConmon(conmon);
-    const { code } = await conmon.exited;
-    if (code !== 0) {
-      message.catch(() => undefined);
-      throw new ConmonError(`conmon for ${o.id} exited with ${code}: ${stderrText() || 'no error output'}`);
-    }
-    const sync = await message;
-    if (!sync) throw new ConmonError(`conmon for ${o.id} ended without reporting a container pid${stderrText() ? `: ${stderrText()}` : ''}`);
+    const result = await runReportingCommand(conmonPath, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: o.bundle, timeoutMs }).catch((err: unknown) => {
+      if (err instanceof CommandTimeoutError) throw new ConmonError(`conmon for ${o.id} reported no container pid within ${timeoutMs} ms${err.stderr ? `: ${err.stderr.trim()}` : ''}`);
+      throw err;
+    });
+    const stderrText = result.stderr.trim();
+    if (result.code !== 0) throw new ConmonError(`conmon for ${o.id} exited with ${result.code ?? result.signal}: ${stderrText || 'no error output'}`);
+    const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
+    if (!sync) throw new ConmonError(`conmon for ${o.id} ended without reporting a container pid${stderrText ? `: ${stderrText}` : ''}`);
     if (sync.value <= 0) {
       throw new ConmonError(`runc could not create container ${o.id}: ${sync.message?.trim() || 'no error output'}`);
     }
@@ -162,13 +151,7 @@ export async function createContainerWithMonitor(o: ContainerMonitorOptions): Pr
     // A monitor stuck half-way must not linger; its container (if any) is the caller's to delete.
     const monitor = await readPidFile(o.conmonPidFile);
     if (monitor !== undefined && isProcessAlive(monitor)) process.kill(monitor, 'SIGKILL');
-    if (conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
     throw err;
-  } finally {
-    conmon.syncPipe.destroy();
-    conmon.startPipe.destroy();
-    conmon.child.stdout?.destroy();
-    conmon.child.stderr?.destroy();
   }
 }
 

@@ -2,14 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 /**
- * conmon talks to its parent over two inherited descriptors named in its environment:
- * _OCI_STARTPIPE (conmon blocks until one byte arrives, so the parent can first place it in a
- * cgroup) and _OCI_SYNCPIPE (conmon writes one JSON object per line: the container pid after
- * `runtime create`, or the exit code after an `--exec`, with "message" holding runtime stderr
- * on failure). We hand them over as the child's fds 3 and 4.
+ * conmon talks to its parent over inherited descriptors named in its environment: _OCI_SYNCPIPE
+ * (conmon writes one JSON object per line: the container pid after `runtime create`, or the exit
+ * code after an `--exec`, with "message" holding runtime stderr on failure) and, when given,
+ * _OCI_STARTPIPE (conmon blocks until one byte arrives). spawnConmon hands them over as the
+ * child's fds 3 and 4; a container's conmon gets the sync pipe alone (see conmon.ts).
  */
 export const SYNC_PIPE_FD = 3;
 export const START_PIPE_FD = 4;
+export const SYNC_PIPE_ENV = '_OCI_SYNCPIPE';
 
 export interface SyncMessage {
   /** "pid" for create, "exit_code" for exec (conmon API version 0), "data" for API version 1. */
@@ -30,10 +31,16 @@ export interface SpawnedConmon {
 /** Variables that would make conmon or runc think they were socket-activated or notify-managed. */
 const STRIPPED_ENV = ['NOTIFY_SOCKET', 'LISTEN_PID', 'LISTEN_FDS', 'LISTEN_FDNAMES'];
 
-export function spawnConmon(conmonPath: string, args: readonly string[], cwd?: string): SpawnedConmon {
+/** This process's environment for conmon, without what would make it or runc think they were socket-activated. */
+export function conmonEnvironment(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of STRIPPED_ENV) delete env[key];
-  env['_OCI_SYNCPIPE'] = String(SYNC_PIPE_FD);
+  return env;
+}
+
+export function spawnConmon(conmonPath: string, args: readonly string[], cwd?: string): SpawnedConmon {
+  const env = conmonEnvironment();
+  env[SYNC_PIPE_ENV] = String(SYNC_PIPE_FD);
   env['_OCI_STARTPIPE'] = String(START_PIPE_FD);
   const child = spawn(conmonPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], env, cwd });
   const stdout: Buffer[] = [];
