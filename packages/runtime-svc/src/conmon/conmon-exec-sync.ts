@@ -1,13 +1,13 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killSandboxedExec } from '@skiff/common';
+import { CommandTimeoutError, killSandboxedExec, runReportingCommand } from '@skiff/common';
 import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
 import type { Process } from '../oci/runtime-spec.js';
 import { conmonRuntimeArgs, DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
 import { splitCriLogStreamBytes } from './cri-log.js';
 import { armExecDeadline } from './exec-deadline.js';
-import { readSyncMessage, releaseConmon, spawnConmon } from './sync-pipe.js';
+import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 /** What conmon reports when it had to kill an exec that ran past its timeout. */
 export const EXEC_TIMED_OUT_MESSAGE = 'command timed out';
@@ -72,20 +72,22 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
     ];
     if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds) + CONMON_TIMEOUT_MARGIN_SECONDS));
 
-    const conmon = spawnConmon(o.conmonPath ?? DEFAULT_CONMON_PATH, args, dir);
     const runtime = o.runtime;
+    // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
+    const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;
+    // With --sync conmon itself is the monitor: it reports the exit code on the sync pipe, then exits.
+    const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
     // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
     const killInside = runtime?.launcher ? () => killSandboxedExec({ path: runtime.path ?? DEFAULT_RUNC_PATH, root: runtime.root ?? DEFAULT_RUNC_ROOT, args: runtime.args ?? [] }, o.id, pidFile) : undefined;
-    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, conmon.child.pid, conmon.exited, killInside) : undefined;
+    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, processFile, conmon, killInside) : undefined;
     try {
-      // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
-      const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;
-      const message = readSyncMessage(conmon.syncPipe, backstopMs);
-      releaseConmon(conmon);
-      const [{ code }, sync] = await Promise.all([conmon.exited, message.catch((err: Error) => err)]);
-      if (sync instanceof Error) throw new ConmonError(`exec in ${o.id}: ${sync.message}`);
-      const stderrText = Buffer.concat(conmon.stderr).toString('utf8').trim();
-      if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${code} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
+      const result = await conmon.catch((err: unknown) => {
+        if (err instanceof CommandTimeoutError) throw new ConmonError(`exec in ${o.id}: conmon reported no exit code within ${backstopMs} ms`);
+        throw err;
+      });
+      const stderrText = result.stderr.trim();
+      const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
+      if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${result.code ?? result.signal} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
       if (deadline?.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {
         const partial = await readOutput(logFile);
         return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
@@ -96,11 +98,6 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       return { ...(await readOutput(logFile)), exitCode: sync.value, timedOut: false };
     } finally {
       deadline?.cancel();
-      if (conmon.child.exitCode === null && conmon.child.signalCode === null) conmon.child.kill('SIGKILL');
-      conmon.syncPipe.destroy();
-      conmon.startPipe.destroy();
-      conmon.child.stdout?.destroy();
-      conmon.child.stderr?.destroy();
     }
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

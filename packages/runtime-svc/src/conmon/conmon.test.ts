@@ -182,8 +182,8 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     await runc.delete(id);
   });
 
-  it('execSync: exit code, separate streams, background processes, timeouts', async () => {
-    const { id, spec } = await start('exec', {});
+  async function execSyncBehaves(prefix: string): Promise<void> {
+    const { id, spec } = await start(prefix, {});
     const proc = (script: string): Spec['process'] => ({ ...spec.process, args: ['sh', '-c', script] });
 
     const plain = await execSync({ runtime: { root: runc.root }, id, process: proc('echo to-out; echo to-err >&2; exit 3'), timeoutSeconds: 10 });
@@ -221,6 +221,17 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     );
     await stopContainer(runc, id, { exitDir, timeoutMs: 0 });
     await runc.delete(id);
+  }
+
+  it('execSync: exit code, separate streams, background processes, timeouts', () => execSyncBehaves('exec'));
+
+  it('execSync through the spawn helper: the same', async () => {
+    assert.equal(runCommandsThroughSpawnServer(), true);
+    try {
+      await execSyncBehaves('exec-helper');
+    } finally {
+      stopSpawnServer();
+    }
   });
 
   it('reports runc create failures with runc message and leaves no conmon behind', async () => {

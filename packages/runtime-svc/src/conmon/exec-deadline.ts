@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readPidFile } from '@skiff/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readProcStat } from '../process/processes.js';
@@ -18,22 +19,24 @@ export interface ExecDeadline {
  * so it is only the backstop for when this daemon is gone.
  *
  * The command is found through the pid file runc writes, and is killed only as the child of
- * this exec's conmon, so a recycled pid is never hit. runc makes the command the
+ * this exec's conmon (the conmon given `processSpec`, a file of this exec's own), so a recycled
+ * pid is never hit. runc makes the command the
  * leader of its own session; then its whole process group is killed, as conmon does, so
  * background children go with it. `killInside` ends a command that runs in a runsc sandbox.
  */
 export function armExecDeadline(
   timeoutMs: number,
   pidFile: string,
-  conmonPid: number | undefined,
+  processSpec: string,
   conmonDone: Promise<unknown>,
   killInside?: () => Promise<unknown>,
 ): ExecDeadline {
   let expired = false;
   let finished = false;
-  void conmonDone.finally(() => {
-    finished = true;
-  });
+  conmonDone.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
   const timer = setTimeout(() => {
     expired = true;
     void killWhenStarted();
@@ -44,7 +47,7 @@ export function armExecDeadline(
       const pid = await readPidFile(pidFile);
       // Until `runc exec` has exited, the command's parent is runc; conmon adopts it after.
       const stat = pid === undefined ? undefined : readProcStat(pid);
-      if (pid !== undefined && stat && stat.ppid === conmonPid) {
+      if (pid !== undefined && stat && isExecMonitor(stat.ppid, processSpec)) {
         killCommand(pid, stat.pgid);
         await killInside?.().catch(() => undefined);
         return;
@@ -62,6 +65,16 @@ export function armExecDeadline(
       finished = true;
     },
   };
+}
+
+/** Whether `pid` is the conmon running the exec whose process spec is `processSpec`. */
+function isExecMonitor(pid: number, processSpec: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv.includes('--exec-process-spec') && argv[argv.indexOf('--exec-process-spec') + 1] === processSpec;
+  } catch {
+    return false;
+  }
 }
 
 function killCommand(pid: number, pgid: number): void {
