@@ -1,11 +1,11 @@
 /**
- * Every CRI call a pod's life makes, timed one at a time through `skiff up` with busybox from a
- * local registry: p50/p90/p99 over 100 samples of each pod and container call and 50 of each image
- * call, beside, in the same run,
+ * Every CRI call a pod's life makes (and ExecSync, as an exec probe makes it), timed one at a time
+ * through `skiff up` with busybox from a local registry: p50/p90/p99 over 100 samples of each pod
+ * and container call and 50 of each image call, beside, in the same run,
  *   - the client's own floor: Version (no work in the server) through the same client, and the status
  *     and list calls again with the response left undecoded, and through a bare HTTP/2 client
  *     (h2-client.ts) beside Version and a grpc-js server doing nothing through it;
- *   - the floor of each step done by hand: runc create/start/kill/delete of a bundle of the busybox
+ *   - the floor of each step done by hand: runc create/start/exec/kill/delete of a bundle of the busybox
  *     rootfs, CNI ADD/DEL of the installed network into a fresh namespace, overlay mount/umount of
  *     the image's layer, a record's crash-safe write, rm of a container's directories, `skopeo copy` of
  *     the pulled images;
@@ -148,6 +148,7 @@ async function floorSteps(h: RuntimeHarness, samples: Samples, work: string, sna
       try {
         await samples.time('runc create', () => runcDetached(runcRoot, 'create', bundle, id));
         await samples.time('runc start', () => runc(runcRoot, ['start', id]));
+        await samples.time('runc exec', () => runc(runcRoot, ['exec', id, 'true']));
         await samples.time('runc kill', () => runc(runcRoot, ['kill', id, 'KILL']));
         // `runc delete` refuses a container that is still stopping; its state is read until stopped.
         await waitStopped(runcRoot, id);
@@ -212,6 +213,7 @@ async function podCalls(h: RuntimeHarness, samples: Samples, runs: number, bare:
     await samples.time('ContainerStatus', () => callUnary(rt, 'ContainerStatus', { container_id: id }));
     await samples.time('ContainerStatus undecoded', () => undecoded(rt, 'ContainerStatus', { container_id: id }));
     await samples.time('ContainerStatus, bare HTTP/2 client', () => bareCall(bare, rt, 'ContainerStatus', { container_id: id }));
+    await samples.time('ExecSync', () => callUnary(rt, 'ExecSync', { container_id: id, cmd: ['true'], timeout: 10 }, { timeoutMs: 60_000 }));
     // `sleep` as PID 1 ignores SIGTERM: timeout 0 kills it at once, as kubelet does after its grace period.
     await samples.time('StopContainer', () => callUnary(rt, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 }));
     await samples.time('RemoveContainer', () => callUnary(rt, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 }));
@@ -535,6 +537,7 @@ async function main(): Promise<void> {
       ['ContainerStatus', s('ContainerStatus'), `${p50(s('ContainerStatus undecoded'))} (undecoded)`, ''],
       ['PodSandboxStatus, bare HTTP/2 client', s('PodSandboxStatus, bare HTTP/2 client'), `${p50(s('Version, bare HTTP/2 client'))} (Version)`, ''],
       ['ContainerStatus, bare HTTP/2 client', s('ContainerStatus, bare HTTP/2 client'), `${p50(s('Version, bare HTTP/2 client'))} (Version)`, ''],
+      ['ExecSync', s('ExecSync'), clientFloor, `runc exec ${p50(s('runc exec'))}`],
       ['StopContainer', s('StopContainer'), clientFloor, `runc kill ${p50(s('runc kill'))}`],
       ['RemoveContainer', s('RemoveContainer'), clientFloor, `runc delete ${p50(s('runc delete'))} + umount ${p50(s('overlay umount'))} + rm ${p50(s("rm of a container's directories"))}`],
       ["one pod's life", s("one pod's life"), '', `sum of the steps' floors ${fmt(sum('CNI ADD', 'runc create', 'runc start', 'runc kill', 'CNI DEL', 'runc delete', 'overlay mount', 'overlay umount', "rm of a container's directories"))}`],

@@ -19,10 +19,10 @@ export interface ExecDeadline {
  * so it is only the backstop for when this daemon is gone.
  *
  * The command is found through the pid file runc writes, and is killed only as the child of
- * this exec's conmon (the conmon given `processSpec`, a file of this exec's own), so a recycled
- * pid is never hit. runc makes the command the
- * leader of its own session; then its whole process group is killed, as conmon does, so
- * background children go with it. `killInside` ends a command that runs in a runsc sandbox.
+ * this exec's conmon (the one given `processSpec`, a file of this exec's own), so a recycled pid
+ * is never hit. runc makes the command the leader of its own session; then its whole process
+ * group is killed, as conmon does, so background children go with it. `killInside` ends a
+ * command that runs in a runsc sandbox.
  */
 export function armExecDeadline(
   timeoutMs: number,
