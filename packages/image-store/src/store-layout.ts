@@ -88,5 +88,3 @@ async function readdirIfPresent(dir: string): Promise<string[]> {
 export function randomSuffix(): string {
   return randomBytes(8).toString('hex');
 }
-
-

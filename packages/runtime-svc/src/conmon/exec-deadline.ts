@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { readPidFile } from '@skiff/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readProcStat } from '../process/processes.js';
+import { readArgv, readProcStat } from '../process/processes.js';
 
 /** How often the deadline looks again for a command that runc has not started yet. */
 const PID_POLL_MS = 20;
@@ -47,7 +46,7 @@ export function armExecDeadline(
       const pid = await readPidFile(pidFile);
       // Until `runc exec` has exited, the command's parent is runc; conmon adopts it after.
       const stat = pid === undefined ? undefined : readProcStat(pid);
-      if (pid !== undefined && stat && isExecMonitor(stat.ppid, processSpec)) {
+      if (pid !== undefined && stat && (await isExecMonitor(stat.ppid, processSpec))) {
         killCommand(pid, stat.pgid);
         await killInside?.().catch(() => undefined);
         return;
@@ -68,13 +67,9 @@ export function armExecDeadline(
 }
 
 /** Whether `pid` is the conmon running the exec whose process spec is `processSpec`. */
-function isExecMonitor(pid: number, processSpec: string): boolean {
-  try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return argv.includes('--exec-process-spec') && argv[argv.indexOf('--exec-process-spec') + 1] === processSpec;
-  } catch {
-    return false;
-  }
+async function isExecMonitor(pid: number, processSpec: string): Promise<boolean> {
+  const argv = (await readArgv(pid)) ?? [];
+  return argv.includes('--exec-process-spec') && argv[argv.indexOf('--exec-process-spec') + 1] === processSpec;
 }
 
 function killCommand(pid: number, pgid: number): void {

@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import { isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/common';
 import { removeMonitorFiles } from '../conmon/conmon.js';
 import type { RuntimeContext } from '../daemon/context.js';
@@ -7,7 +6,7 @@ import { removeRecordDirectory } from '../state/record-store.js';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
-import { awaitProcessesExit, findProcesses } from '../process/processes.js';
+import { awaitProcessesExit, findProcesses, readArgv } from '../process/processes.js';
 import type { StepTimer } from '@skiff/common';
 import { killHolder } from './sandboxed-start.js';
 import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
@@ -107,10 +106,6 @@ export async function teardownContainer(
 
 /** Guards against a recycled pid: the process must be a conmon naming this container. */
 export async function isConmonFor(pid: number, id: string): Promise<boolean> {
-  try {
-    const cmdline = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
-    return cmdline[0]?.endsWith('conmon') === true && cmdline.includes(id);
-  } catch {
-    return false;
-  }
+  const argv = (await readArgv(pid)) ?? [];
+  return argv[0]?.endsWith('conmon') === true && argv.includes(id);
 }

@@ -2,6 +2,7 @@ import { constants, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { errnoCode, isProcessAlive, readPidFile, SANDBOX_RUNTIME_LAUNCHER } from '@skiff/common';
 import type { Runc } from '../oci/runc.js';
+import { readArgv } from '../process/processes.js';
 
 /** The FIFO through which the holder of @skiff/common's helpers/sandbox-runtime.sh learns that its container started. */
 export function startGatePath(bundle: string): string {
@@ -46,6 +47,6 @@ export async function releaseStartGate(bundle: string): Promise<boolean> {
 export async function killHolder(id: string, containerPidFile: string): Promise<void> {
   const pid = await readPidFile(containerPidFile);
   if (pid === undefined || !isProcessAlive(pid)) return;
-  const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  const argv = (await readArgv(pid)) ?? [];
   if (argv.includes(SANDBOX_RUNTIME_LAUNCHER) && argv.includes(id)) process.kill(pid, 'SIGKILL');
 }

@@ -16,7 +16,8 @@ export interface ProcessInfo {
 
 export { parseProcStat, readProcStat };
 
-async function readArgv(pid: number | string): Promise<string[] | undefined> {
+/** A process's command line, split into its arguments; undefined once the process is gone. */
+export async function readArgv(pid: number | string): Promise<string[] | undefined> {
   try {
     const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
     if (argv.at(-1) === '') argv.pop();
