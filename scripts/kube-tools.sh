@@ -6,69 +6,82 @@
 #   --print-dir   print the bin directory without building (it may not exist yet)
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
-MODULE_DIR=tools/kubernetes
-CACHE_ROOT=${SKIFF_KUBE_TOOLS_CACHE:-/var/cache/skiff/kube-tools}
-GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+# All of it in one function, which bash reads whole before running: an edit to this file while a
+# long build runs cannot change what that build does next.
+main() {
+  cd "$(dirname "$0")/.."
+  MODULE_DIR=tools/kubernetes
+  CACHE_ROOT=${SKIFF_KUBE_TOOLS_CACHE:-/var/cache/skiff/kube-tools}
+  GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 
-version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$MODULE_DIR/go.mod")
-etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$MODULE_DIR/go.mod")
-[ -n "$version" ] || { echo "kube-tools: no k8s.io/kubernetes requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
-# Raise RECIPE when the way the tools are built changes, so that caches built the old way are not used.
-RECIPE=1
-key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
-dir="$CACHE_ROOT/$version-$key"
-bin="$dir/bin"
+  version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$MODULE_DIR/go.mod")
+  etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$MODULE_DIR/go.mod")
+  [ -n "$version" ] || { echo "kube-tools: no k8s.io/kubernetes requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
+  # Raise RECIPE when the way the tools are built changes, so that caches built the old way are not used.
+  RECIPE=1
+  key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
+  dir="$CACHE_ROOT/$version-$key"
+  bin="$dir/bin"
 
-if [ "${1:-}" = "--print-dir" ]; then
+  if [ "${1:-}" = "--print-dir" ]; then
+    echo "$bin"
+    exit 0
+  fi
+
+  if [ -f "$dir/complete" ]; then
+    echo "$bin"
+    exit 0
+  fi
+  # One build at a time; whoever waited finds the tools the other one built.
+  mkdir -p "$CACHE_ROOT"
+  exec 9>"$CACHE_ROOT/.lock"
+  flock 9
+  if [ -f "$dir/complete" ]; then
+    echo "$bin"
+    exit 0
+  fi
+
+  if [ ! -x "$GO" ]; then
+    echo "kube-tools: Go is needed to build the Kubernetes test tools (looked for go on PATH and /usr/local/go/bin/go)" >&2
+    exit 1
+  fi
+
+  echo "kube-tools: building Kubernetes $version and etcd $etcd_version into $dir (tens of minutes the first time)" >&2
+  minor=${version#v1.}
+  minor=${minor%%.*}
+  build_date=$(date -u -d "@$(stat -c %Y "$MODULE_DIR/go.sum")" +%Y-%m-%dT%H:%M:%SZ)
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitCommit=module-$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
+  done
+
+  stage="$dir.tmp-$$"
+  rm -rf "$stage"
+  mkdir -p "$stage/bin"
+  trap 'rm -rf "$stage"' EXIT
+  export GOFLAGS="-buildvcs=false -mod=readonly"
+  export CGO_ENABLED=0
+  (
+    cd "$MODULE_DIR"
+    "$GO" build -trimpath -ldflags "$ldflags" -o "$stage/bin/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl \
+      k8s.io/kubernetes/test/images/agnhost
+    "$GO" build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_version" \
+      -o "$stage/bin/etcd" go.etcd.io/etcd/server/v3
+    "$GO" test -c -trimpath -ldflags "$ldflags" -o "$stage/bin/e2e_node.test" k8s.io/kubernetes/test/e2e_node
+  )
+  "$stage/bin/kubelet" --version >&2
+  for tool in kubelet kube-apiserver kubectl etcd e2e_node.test agnhost; do
+    [ -x "$stage/bin/$tool" ] || { echo "kube-tools: the build made no $tool" >&2; exit 1; }
+  done
+  touch "$stage/complete"
+  rm -rf "$dir"
+  mv "$stage" "$dir"
+  trap - EXIT
+  # Older builds of other versions or module files are not needed any more.
+  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" ! -name '*.tmp-*' -exec rm -rf {} +
   echo "$bin"
-  exit 0
-fi
+}
 
-tools=(kubelet kube-apiserver kubectl etcd e2e_node.test agnhost)
-complete=1
-for tool in "${tools[@]}"; do [ -x "$bin/$tool" ] || complete=0; done
-if [ "$complete" -eq 1 ] && [ -f "$dir/complete" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-if [ ! -x "$GO" ]; then
-  echo "kube-tools: Go is needed to build the Kubernetes test tools (looked for go on PATH and /usr/local/go/bin/go)" >&2
-  exit 1
-fi
-
-echo "kube-tools: building Kubernetes $version and etcd $etcd_version into $dir (tens of minutes the first time)" >&2
-minor=${version#v1.}
-minor=${minor%%.*}
-build_date=$(date -u -d "@$(stat -c %Y "$MODULE_DIR/go.sum")" +%Y-%m-%dT%H:%M:%SZ)
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  ldflags+=" -X $pkg.gitCommit=module-$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
-done
-
-stage="$dir.tmp-$$"
-rm -rf "$stage"
-mkdir -p "$stage/bin"
-trap 'rm -rf "$stage"' EXIT
-export GOFLAGS="-buildvcs=false -mod=readonly"
-export CGO_ENABLED=0
-(
-  cd "$MODULE_DIR"
-  "$GO" build -trimpath -ldflags "$ldflags" -o "$stage/bin/" \
-    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl \
-    k8s.io/kubernetes/test/images/agnhost
-  "$GO" build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_version" \
-    -o "$stage/bin/etcd" go.etcd.io/etcd/server/v3
-  "$GO" test -c -trimpath -ldflags "$ldflags" -o "$stage/bin/e2e_node.test" k8s.io/kubernetes/test/e2e_node
-)
-"$stage/bin/kubelet" --version >&2
-touch "$stage/complete"
-mkdir -p "$CACHE_ROOT"
-rm -rf "$dir"
-mv "$stage" "$dir"
-trap - EXIT
-# Older builds of other versions or module files are not needed any more.
-find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" -exec rm -rf {} +
-echo "$bin"
+main "$@"

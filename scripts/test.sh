@@ -7,8 +7,24 @@ cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1
 bash scripts/setup.sh --no-start
 
+# The Kubernetes tools the kubelet tests run are built (or found in their cache) while the unit tests run.
+tools_log=$(mktemp)
+bash scripts/kube-tools.sh >"$tools_log" 2>&1 &
+tools_pid=$!
+trap 'kill "$tools_pid" 2>/dev/null || true; rm -f "$tools_log"' EXIT
+
 echo "== unit tests"
 pnpm turbo run test --filter='./packages/*' --output-logs=new-only --log-order=grouped --concurrency=1
+
+echo "== Kubernetes test tools"
+if ! wait "$tools_pid"; then
+  cat "$tools_log" >&2
+  echo "test: scripts/kube-tools.sh failed" >&2
+  exit 1
+fi
+SKIFF_KUBE_TOOLS_BIN=$(tail -n 1 "$tools_log")
+export SKIFF_KUBE_TOOLS_BIN
+"$SKIFF_KUBE_TOOLS_BIN/kubelet" --version
 
 echo "== end-to-end tests"
 cd e2e

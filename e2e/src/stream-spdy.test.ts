@@ -16,7 +16,7 @@ import { callUnary, type cri } from '@skiff/proto';
 import { StreamPod } from './lib/stream-pod.js';
 import { startApiServerFixture, type ApiServerFixture } from './lib/api-server-fixture.js';
 import { eventually } from './lib/stream-client.js';
-import { machineKubectl, spdyKubectl, type Kubectl } from './lib/kubectl.js';
+import { builtKubectl, spdyKubectl, type Kubectl } from './lib/kubectl.js';
 import { openSpdyRemoteCommand, type SpdyRemoteCommand } from './lib/spdy-remote-command.js';
 
 const ECHO_PORT = 8080;
@@ -226,7 +226,7 @@ describe('SPDY/3.1 streaming', { timeout: 300_000 }, () => {
 
   const kubectls: { title: string; get: () => Promise<Kubectl>; upgrade: RegExp; execOffer: RegExp; forwardOffer: RegExp }[] = [
     { title: 'kubectl 1.20 from Debian (Go spdystream)', get: spdyKubectl, upgrade: /^SPDY\/3\.1$/, execOffer: /v4\.channel\.k8s\.io/, forwardOffer: /portforward\.k8s\.io/ },
-    { title: 'the machine\'s newer kubectl (WebSocket)', get: machineKubectl, upgrade: /^websocket$/i, execOffer: /v5\.channel\.k8s\.io/, forwardOffer: /SPDY\/3\.1\+portforward\.k8s\.io/ },
+    { title: 'the kubectl scripts/kube-tools.sh builds (WebSocket)', get: builtKubectl, upgrade: /^websocket$/i, execOffer: /v5\.channel\.k8s\.io/, forwardOffer: /SPDY\/3\.1\+portforward\.k8s\.io/ },
   ];
   for (const k of kubectls) {
     describe(`${k.title} through an API server fixture`, () => {

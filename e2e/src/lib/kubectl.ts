@@ -5,7 +5,7 @@
  *       spdystream: SPDY/3.1 for exec, attach and port-forward), unpacked with `dpkg -x` into
  *       /var/cache/skiff-test, since installing the package would collide with the kubectl the
  *       machine may already have at /usr/bin/kubectl. SKIFF_TEST_KUBECTL names another one.
- *   machineKubectl(): Promise<Kubectl>  the newer kubectl at /usr/bin/kubectl (WebSocket v5 for exec,
+ *   builtKubectl(): Promise<Kubectl>    the kubectl scripts/kube-tools.sh builds (WebSocket v5 for exec,
  *       SPDY inside a WebSocket for port-forward). SKIFF_TEST_NEW_KUBECTL names another one.
  *
  * Both throw, with what is missing and how to get it, rather than let a test skip.
@@ -13,7 +13,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { debianBinary } from './debian-binary.js';
+import { kubeToolsBin } from './kube-tools.js';
 
 const run = promisify(execFile);
 
@@ -38,9 +40,9 @@ export async function spdyKubectl(): Promise<Kubectl> {
   return { path, minor };
 }
 
-export async function machineKubectl(): Promise<Kubectl> {
-  const path = process.env['SKIFF_TEST_NEW_KUBECTL'] || '/usr/bin/kubectl';
-  if (!existsSync(path)) throw new Error(`${path} is missing: install a kubectl of 1.31 or later there, or name one in SKIFF_TEST_NEW_KUBECTL`);
+export async function builtKubectl(): Promise<Kubectl> {
+  const path = process.env['SKIFF_TEST_NEW_KUBECTL'] || join(await kubeToolsBin(), 'kubectl');
+  if (!existsSync(path)) throw new Error(`${path} is missing: scripts/kube-tools.sh builds it, or name one in SKIFF_TEST_NEW_KUBECTL`);
   const minor = await clientMinor(path);
   // 1.31 made port-forward over a WebSocket the default; 1.30 did so for exec.
   if (minor < 31) throw new Error(`${path} is kubectl 1.${minor}; the WebSocket tests need 1.31 or later`);

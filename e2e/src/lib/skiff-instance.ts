@@ -65,7 +65,7 @@ export interface SkiffInstance {
   stop(options?: SkiffStopOptions): Promise<void>;
 }
 
-async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
+export async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
