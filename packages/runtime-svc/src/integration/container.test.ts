@@ -88,6 +88,7 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
     let s = await statusOf(id);
     assert.equal(s.state, 'CONTAINER_CREATED');
     assert.equal(s.started_at, '0');
+    assert.equal(s.stop_signal, 'SIGNAL_SIGUSR1', "the image's STOPSIGNAL, which StopContainer sends");
     const rootfs = join(d.root, 'runtime', 'containers', id, 'rootfs');
     assert.ok((await mountPoints()).has(rootfs), 'the rootfs is an overlay mount');
 
