@@ -1,12 +1,13 @@
 /**
  * CDI devices through CreateContainer: spec files in JSON and YAML in the configured directories,
  * their environment, device node, mount and hook edits seen from inside (and on the host), a spec
- * changed while Skiff runs, and the refusals that leave nothing behind.
+ * changed while Skiff runs, the refusals that leave nothing behind, and spec files that are not
+ * root's alone (or are links) refused by name, their hooks never run.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { rejectsWithCode } from './lib/grpc-assert.js';
@@ -81,6 +82,43 @@ describe('CDI devices', () => {
     await writeFile(join(etcDir, 'dev.json'), jsonSpec('two'));
     const id = await h.runContainer(pod, `cdi-${++counter}`, { CDI_devices: [{ name: 'skiff.test/dev=null' }] });
     assert.equal(await sh(id, 'echo $CDI_NULL'), 'two\n');
+  });
+
+  test("a spec that is not root's alone, or a link, is refused, naming the file, and its hook never runs", async () => {
+    const file = join(runDir, 'hostile.json');
+    const hookRan = join(base, 'hostile-hook-ran');
+    const hostile = JSON.stringify({
+      cdiVersion: '0.6.0',
+      kind: 'skiff.test/hostile',
+      devices: [{ name: 'x', containerEdits: { hooks: [{ hookName: 'createRuntime', path: '/bin/sh', args: ['sh', '-c', `echo ran > ${hookRan}`] }] } }],
+    });
+    const ask = () => h.createContainer(pod, `cdi-${++counter}`, { CDI_devices: [{ name: 'skiff.test/hostile=x' }] });
+    const was = await h.settledInventory();
+
+    await writeFile(file, hostile, { mode: 0o644 });
+    await chown(file, 65534, 65534);
+    await rejectsWithCode(ask(), status.INVALID_ARGUMENT, new RegExp(`"skiff.test/hostile=x" is not defined .*${file}: refused: owned by uid 65534, not root`));
+    await chown(file, 0, 0);
+    await chmod(file, 0o664);
+    await rejectsWithCode(ask(), status.INVALID_ARGUMENT, new RegExp(`${file}: refused: writable by its group \\(mode 0664\\)`));
+    await rm(file);
+    await writeFile(join(base, 'outside.json'), hostile, { mode: 0o644 });
+    await symlink(join(base, 'outside.json'), file);
+    await rejectsWithCode(ask(), status.INVALID_ARGUMENT, new RegExp(`${file}: refused: a symbolic link`));
+
+    assert.ok(!existsSync(hookRan), "a refused spec's hook never ran");
+    const now = await h.settledInventory();
+    assert.deepEqual([now.mounts, now.containerDirs, now.runc], [was.mounts, was.containerDirs, was.runc]);
+    const warnings = h.skiff.output().split('\n').filter((line) => line.includes(`CDI: ${file} is not used`));
+    assert.ok(warnings.some((line) => line.includes('owned by uid 65534, not root')), 'the daemon warns, naming the file');
+    assert.ok(warnings.some((line) => line.includes('a symbolic link')));
+
+    // The same spec, root's alone, is used.
+    await rm(file);
+    await writeFile(file, hostile, { mode: 0o644 });
+    await h.runContainer(pod, `cdi-${++counter}`, { CDI_devices: [{ name: 'skiff.test/hostile=x' }] });
+    assert.ok(existsSync(hookRan));
+    await rm(file);
   });
 
   test('an unknown device, a malformed spec and a device defined twice are refused, leaving nothing', async () => {

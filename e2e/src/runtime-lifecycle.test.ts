@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { callUnary, type cri } from '@skiff/proto';
+import { callUnary, createRuntimeClient, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
@@ -261,7 +261,7 @@ describe('runtime service through skiff up', () => {
     }
   });
 
-  describe('ExecSync timeouts', () => {
+  describe('ExecSync timeouts and output size', () => {
     let pod: Pod;
     let id: string;
     podForTheseTests(async (p) => {
@@ -288,6 +288,37 @@ describe('runtime service through skiff up', () => {
       // The container is unharmed and the timed-out command is gone.
       const ps = await h.exec(id, ['ps', '-o', 'args']);
       assert.doesNotMatch(ps.stdout, /sleep 61/);
+    });
+
+    test("a timeout longer than a Node timer holds (30 days) waits for the command instead of firing at once", async () => {
+      const thirtyDays = 30 * 24 * 3600;
+      const response = await callUnary(h.runtime, 'ExecSync', { container_id: id, cmd: ['sh', '-c', 'sleep 1; echo done'], timeout: thirtyDays }, { timeoutMs: 30_000 });
+      assert.deepEqual([response.exit_code, response.stdout.toString(), response.stderr.toString()], [0, 'done\n', '']);
+    });
+
+    test("more output than a 16 MiB message holds comes back cut to fit, through a client with the kubelet's and crictl's limit", async () => {
+      const kubeletLike = createRuntimeClient(h.skiff.runtimeSocket, { 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
+      try {
+        const cmd = ['sh', '-c', 'echo starting >&2; head -c 20000000 /dev/zero | tr "\\0" a; echo done >&2'];
+        const response = await callUnary(kubeletLike, 'ExecSync', { container_id: id, cmd, timeout: 60 }, { timeoutMs: 90_000 });
+        assert.equal(response.exit_code, 0);
+        const stderr = response.stderr.toString();
+        assert.match(stderr, /^starting\ndone\n\[skiff: output truncated: an ExecSync reply carries at most \d+ bytes of stdout and stderr together; the rest was dropped\]\n$/);
+        assert.ok(response.stdout.length > 16_000_000, `stdout keeps what fits (${response.stdout.length} bytes)`);
+        assert.ok(response.stdout.every((b) => b === 0x61), 'stdout is the command\'s own output, cut');
+        assert.ok(response.stdout.length + response.stderr.length < 16 * 1024 * 1024);
+
+        // Short lines fill conmon's log (whose line prefixes count) long before the reply: still said.
+        const lines = await callUnary(kubeletLike, 'ExecSync', { container_id: id, cmd: ['sh', '-c', 'yes | head -c 40000000'], timeout: 60 }, { timeoutMs: 90_000 });
+        assert.equal(lines.exit_code, 0);
+        assert.match(lines.stderr.toString(), /^\[skiff: output truncated/);
+        assert.ok(lines.stdout.length < 40_000_000 && lines.stdout.toString().startsWith('y\ny\n'));
+
+        const small = await callUnary(kubeletLike, 'ExecSync', { container_id: id, cmd: ['sh', '-c', 'echo out; echo err >&2'], timeout: 10 });
+        assert.deepEqual([small.stdout.toString(), small.stderr.toString()], ['out\n', 'err\n'], 'output that fits is untouched');
+      } finally {
+        kubeletLike.close();
+      }
     });
   });
 

@@ -249,5 +249,26 @@ describe('mount options', () => {
     const { features } = await callUnary(h.runtime, 'Status', {});
     assert.equal(features?.mount_options, true);
   });
+
+  test('an option that would undo what the mount asks for is refused, naming both, and leaves nothing', async () => {
+    const dir = join(h.skiff.dir, 'options-undo');
+    await mkdir(dir, { recursive: true });
+    const was = await h.settledInventory();
+    for (const [mount, message] of [
+      [{ readonly: true, mount_options: ['rw'] }, /mount \/opts: mount_options "rw" contradicts readonly: true: it would make the mount writable/],
+      [{ readonly: true, recursive_read_only: true, mount_options: ['nosuid', 'rw'] }, /mount \/opts: mount_options "rw" contradicts recursive_read_only: true/],
+    ] as const) {
+      await rejectsWithCode(
+        h.createContainer(pod, `options-undo-${++counter}`, { mounts: [{ container_path: '/opts', host_path: dir, ...mount, mount_options: [...mount.mount_options] }] }),
+        status.INVALID_ARGUMENT,
+        message,
+      );
+    }
+    const now = await h.settledInventory();
+    assert.deepEqual([now.mounts, now.containerDirs, now.runc], [was.mounts, was.containerDirs, was.runc]);
+    // The read-only mount it asked for, without the contradiction, is read-only.
+    const id = await h.runContainer(pod, `options-ro-${++counter}`, { mounts: [{ container_path: '/opts', host_path: dir, readonly: true, mount_options: ['ro', 'nodev'] }] });
+    assert.match((await h.exec(id, ['touch', '/opts/x'])).stderr, /Read-only file system/);
+  });
 });
 

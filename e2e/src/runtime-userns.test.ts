@@ -3,7 +3,7 @@
  * the pod's containers, files owned as the container should see them through id-mapped mounts
  * (nothing chowned), a hostPath written by the container's root owned by the host's, users inside
  * the namespace, namespaced capabilities (no clock, no kernel modules, no device nodes), every
- * refusal, and SIGKILLs of runtime-svc in the middle of CreateContainer and RunPodSandbox.
+ * refusal (host ids of the host's own users, ids outside runtime.userns_id_range), and SIGKILLs of runtime-svc in the middle of CreateContainer and RunPodSandbox.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +19,8 @@ import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
 const SIZE = 65536;
 // Far above any real user, and apart for each test process.
 const HOST_BASE = 0x40000000 + (process.pid % 1000) * 4 * SIZE;
+/** runtime.userns_id_range of the Skiff under test: HOST_BASE and the ids above it, up to 2^31. */
+const ID_RANGE = { first: 0x40000000, count: 0x40000000 };
 
 let h: RuntimeHarness;
 let pod: Pod;
@@ -71,7 +73,7 @@ async function sh(id: string, script: string): Promise<{ code: number; stdout: s
 }
 
 before(async () => {
-  h = await startRuntimeHarness();
+  h = await startRuntimeHarness({ config: `userns_id_range = "${ID_RANGE.first}:${ID_RANGE.count}"` });
   // The pod's root prepares its mounts: the directories above Skiff's root must let it pass.
   await chmod(h.skiff.dir, 0o711);
   hostDir = join(h.skiff.dir, 'userns-host-data');
@@ -155,6 +157,10 @@ describe('a pod with its own user namespace', () => {
       [{ uids: [mapping(HOST_BASE + SIZE, 0, 0)], gids: [mapping(HOST_BASE + SIZE, 0, 0)] }, /length 0/],
       [{ uids: [mapping(HOST_BASE + SIZE)], gids: [mapping(HOST_BASE + SIZE, 0, 100)] }, /differ in shape/],
       [{ uids: [mapping(HOST_BASE + 100)], gids: [mapping(HOST_BASE + 100)] }, new RegExp(`overlap those of pod sandbox ${pod.id}`)],
+      // The pod's root would be the host's root, or another of the host's users.
+      [{ uids: [mapping(0)], gids: [mapping(0)] }, /the uid mapping starts at host uid 0; host uids below 65536 belong to the host's own users/],
+      [{ uids: [mapping(HOST_BASE + SIZE)], gids: [mapping(1000)] }, /the gid mapping starts at host gid 1000/],
+      [{ uids: [mapping(SIZE)], gids: [mapping(SIZE)] }, /the uid mapping 65536\+65536 is outside the host ids this node gives pods, 1073741824\+1073741824 \(runtime.userns_id_range\)/],
     ];
     for (const [options, message] of cases) await rejectsWithCode(usernsPod(HOST_BASE + SIZE, options), status.INVALID_ARGUMENT, message);
   });

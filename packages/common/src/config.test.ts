@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, defaultConfig, ConfigError, type SkiffConfig } from './config.js';
+import { loadConfig, defaultConfig, parseIdRange, ConfigError, type SkiffConfig } from './config.js';
 
 function write(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-config-'));
@@ -77,4 +77,14 @@ test('stream-svc limits: read from [stream], a non-positive or fractional one is
   await assert.rejects(loadConfig(write('[stream]\nmax_connections = 0')), /stream.max_connections/);
   await assert.rejects(loadConfig(write('[stream]\nmax_streams_per_session = 1.5')), /stream.max_streams_per_session/);
   await assert.rejects(loadConfig(write('[stream]\nmax_port_forward_connections = -1')), /stream.max_port_forward_connections/);
+});
+
+test('runtime.userns_id_range: unset by default, FIRST:COUNT from 65536 up, anything else named', async () => {
+  assert.equal((await loadConfig(write(''))).runtime.userns_id_range, '');
+  assert.equal(parseIdRange(''), undefined);
+  const c = await loadConfig(write('[runtime]\nuserns_id_range = "1073741824:65536000"\n'));
+  assert.deepEqual(parseIdRange(c.runtime.userns_id_range), { first: 1073741824, count: 65536000 });
+  for (const bad of ['0:65536', '65535:65536', '100000', '100000:0', '4294901760:65537', '100000-165536', ' 100000:65536']) {
+    await assert.rejects(loadConfig(write(`[runtime]\nuserns_id_range = "${bad}"\n`)), /"runtime\.userns_id_range" must be "FIRST:COUNT" with FIRST at least 65536/, bad);
+  }
 });

@@ -65,6 +65,11 @@ export interface RuntimeServiceConfig {
   cdi_spec_dirs: string[];
   /** Cgroup parent of pods whose configuration names none. */
   cgroup_parent: string;
+  /**
+   * The host ids pods' user namespaces may map, as "FIRST:COUNT" (an /etc/subuid entry's numbers),
+   * for uids and gids alike; "" for any id from MIN_USERNS_HOST_ID up.
+   */
+  userns_id_range: string;
   handlers: RuntimeHandlerConfig[];
   /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
   metrics_address: string;
@@ -159,6 +164,7 @@ export function defaultConfig(): SkiffConfig {
       cdi_spec_dirs: ['/etc/cdi', '/var/run/cdi'],
       event_backlog: 4096,
       cgroup_parent: '/skiff',
+      userns_id_range: '',
       handlers: [],
       metrics_address: '127.0.0.1:9702',
     },
@@ -210,6 +216,32 @@ function overlay(target: Table, source: Table, where: string): void {
 
 const HANDLER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
 
+/**
+ * The lowest host id a pod's user namespace may map, as the kubelet has it: ids below are the
+ * host's own users, root first, whom a pod's root must never become.
+ */
+export const MIN_USERNS_HOST_ID = 65536;
+
+/** A range of host ids: `first` and the `count` ids from it. */
+export interface IdRange {
+  first: number;
+  count: number;
+}
+
+/** `runtime.userns_id_range` ("FIRST:COUNT") as a range; undefined for "" (no range configured). */
+export function parseIdRange(text: string): IdRange | undefined {
+  if (text === '') return undefined;
+  const m = /^(\d+):(\d+)$/.exec(text);
+  const first = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || first < MIN_USERNS_HOST_ID || count < 1 || first + count > 2 ** 32) {
+    throw new ConfigError(
+      `"runtime.userns_id_range" must be "FIRST:COUNT" with FIRST at least ${MIN_USERNS_HOST_ID}, COUNT at least 1 and FIRST+COUNT at most 4294967296, or "" for none, got ${JSON.stringify(text)}`,
+    );
+  }
+  return { first, count };
+}
+
 function validateRuntime(runtime: RuntimeServiceConfig): void {
   if (!Array.isArray(runtime.cni_bin_dirs) || !runtime.cni_bin_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cni_bin_dirs" must be a list of absolute paths');
@@ -218,6 +250,7 @@ function validateRuntime(runtime: RuntimeServiceConfig): void {
   if (!Array.isArray(runtime.cdi_spec_dirs) || !runtime.cdi_spec_dirs.every((d) => typeof d === 'string' && d.startsWith('/'))) {
     throw new ConfigError('"runtime.cdi_spec_dirs" must be a list of absolute paths');
   }
+  parseIdRange(runtime.userns_id_range);
   if (typeof runtime.runsc !== 'string' || (runtime.runsc !== '' && !runtime.runsc.startsWith('/'))) {
     throw new ConfigError(`"runtime.runsc" must be an absolute path, or "" to never offer the runsc handler, got ${JSON.stringify(runtime.runsc)}`);
   }

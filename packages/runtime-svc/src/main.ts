@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     const handlers = new RuntimeHandlers(next.runtime, ctx.paths, ctx.cgroupDriver === 'systemd');
     // Containers of a handler that is gone are still stopped and removed through it (forExisting).
     ctx.handlers = handlers;
-    ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs);
+    ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs, log);
     log.level = next.log_level;
     return ['log_level', 'runtime.handlers', 'runtime.cdi_spec_dirs'];
   });

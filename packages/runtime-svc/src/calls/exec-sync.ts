@@ -6,23 +6,18 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { ConmonError } from '../conmon/conmon.js';
 import { execSync } from '../conmon/conmon-exec-sync.js';
+import { CRI_CLIENT_MESSAGE_LIMIT, fitExecReply } from '../conmon/exec-output.js';
 import { refreshContainer } from '../container/container-state.js';
 import { containerState } from '../container/container-view.js';
 import { requireContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { Spec } from '../oci/runtime-spec.js';
 
-/** Output kept per stream; more is dropped. */
-export const EXEC_OUTPUT_LIMIT = 16 * 1024 * 1024;
-
-function capped(bytes: Buffer): Buffer {
-  return bytes.length > EXEC_OUTPUT_LIMIT ? bytes.subarray(0, EXEC_OUTPUT_LIMIT) : bytes;
-}
-
 /**
  * ExecSync through conmon, which stops reading when the command exits; at the timeout the
  * command's process group is killed. The command runs as the container's process does: same
- * user, environment, working directory, capabilities and confinement.
+ * user, environment, working directory, capabilities and confinement. The reply fits the
+ * kubelet's and crictl's 16 MiB message limit: more output is cut, and stderr says so.
  */
 export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output): Promise<cri.ExecSyncResponse> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, 'ExecSync', request.container_id));
@@ -41,8 +36,8 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
       id: rec.id,
       process: { ...spec.process, args: [...request.cmd], terminal: false },
       timeoutSeconds,
-      // conmon caps both streams together; twice the per-stream limit leaves each its share.
-      maxOutputBytes: 2 * EXEC_OUTPUT_LIMIT,
+      // conmon's cap counts its line prefixes too; twice the reply's size leaves the output its share.
+      maxOutputBytes: 2 * CRI_CLIENT_MESSAGE_LIMIT,
       workDir: ctx.paths.execDir,
     });
   } catch (err) {
@@ -52,5 +47,7 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
   if (result.timedOut) {
     throw new StatusError(status.DEADLINE_EXCEEDED, `ExecSync: command ${JSON.stringify(request.cmd)} in container ${rec.id} timed out after ${timeoutSeconds} s`);
   }
-  return { stdout: capped(result.stdoutBytes), stderr: capped(result.stderrBytes), exit_code: result.exitCode };
+  const output = fitExecReply(result.stdoutBytes, result.stderrBytes, result.outputCut);
+  if (output.truncated) ctx.log.debug({ container: rec.id, cmd: request.cmd.slice(0, 3) }, 'ExecSync output truncated to fit the reply');
+  return { stdout: output.stdout, stderr: output.stderr, exit_code: result.exitCode };
 }

@@ -1,7 +1,7 @@
 // CRI RuntimeService.RunPodSandbox
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
-import { StatusError, errorMessage } from '@skiff/common';
+import { StatusError, errorMessage, parseIdRange } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { removeCgroup } from '../cgroups/cgroups.js';
 import { seccompFor } from '../container/security-profiles.js';
@@ -34,7 +34,8 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   const startedAt = performance.now();
   const id = newId();
   const timer = new StepTimer(ctx.log, 'RunPodSandbox', { sandbox: id });
-  const rec = sandboxRecordFromRequest(id, request, { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver }, nowNanos());
+  const defaults = { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver, usernsIdRange: parseIdRange(ctx.config.runtime.userns_id_range) };
+  const rec = sandboxRecordFromRequest(id, request, defaults, nowNanos());
   checkSandboxFeatures(ctx.handlers.resolve(rec.runtimeHandler), rec.userns !== undefined);
   const paths = ctx.paths.sandbox(id);
   const security = request.config?.linux?.security_context ?? null;

@@ -71,6 +71,83 @@ describe('CDI registry', () => {
     });
   });
 
+  it("reads only specs that are root's alone, opened as they are; a refusal names the file and is warned about once", async () => {
+    await withDirs(async ([etc, run]) => {
+      const warnings: string[] = [];
+      const registry = new CdiRegistry([etc, run], { warn: (_fields: object, message: string) => warnings.push(message) } as never);
+      const spec = (device: string) => JSON.stringify({ cdiVersion: '0.6.0', kind: 'example.com/gpu', devices: [{ name: device, containerEdits: { env: [`GPU=${device}`] } }] });
+      const refusal = (device: string, file: string, why: string) => (err: unknown) =>
+        err instanceof CdiError && err.message.includes(`"example.com/gpu=${device}" is not defined`) && err.message.includes(`${file}: ${why}`);
+
+      await fs.writeFile(join(etc, 'owned.json'), spec('owned'));
+      await fs.chown(join(etc, 'owned.json'), 65534, 0);
+      await assert.rejects(registry.resolve(['example.com/gpu=owned']), refusal('owned', join(etc, 'owned.json'), "refused: owned by uid 65534, not root; CDI specs must be root's alone"));
+      await fs.chown(join(etc, 'owned.json'), 0, 0);
+      assert.equal((await registry.resolve(['example.com/gpu=owned']))[0]!.file, join(etc, 'owned.json'), 'a chown is seen at once');
+
+      await fs.writeFile(join(etc, 'group.json'), spec('group'), { mode: 0o664 });
+      await fs.chmod(join(etc, 'group.json'), 0o664);
+      await assert.rejects(registry.resolve(['example.com/gpu=group']), refusal('group', join(etc, 'group.json'), 'refused: writable by its group (mode 0664)'));
+      await fs.writeFile(join(etc, 'others.yaml'), spec('others'));
+      await fs.chmod(join(etc, 'others.yaml'), 0o646);
+      await assert.rejects(registry.resolve(['example.com/gpu=others']), refusal('others', join(etc, 'others.yaml'), 'refused: writable by others (mode 0646)'));
+
+      const elsewhere = join(etc, '..', 'elsewhere.json');
+      await fs.writeFile(elsewhere, spec('linked'));
+      await fs.symlink(elsewhere, join(run, 'linked.json'));
+      await assert.rejects(registry.resolve(['example.com/gpu=linked']), refusal('linked', join(run, 'linked.json'), 'refused: a symbolic link'));
+
+      // A device defined in a file that is fine still resolves beside the refused ones.
+      assert.equal((await registry.resolve(['example.com/gpu=owned'])).length, 1);
+      assert.deepEqual(warnings.sort(), [
+        `CDI: ${join(etc, 'group.json')} is not used: refused: writable by its group (mode 0664); CDI specs must be root's alone`,
+        `CDI: ${join(etc, 'others.yaml')} is not used: refused: writable by others (mode 0646); CDI specs must be root's alone`,
+        `CDI: ${join(etc, 'owned.json')} is not used: refused: owned by uid 65534, not root; CDI specs must be root's alone`,
+        `CDI: ${join(run, 'linked.json')} is not used: refused: a symbolic link (spec files are read only as they are; CDI specs must be root's alone)`,
+      ]);
+    });
+  });
+
+  it("refuses a spec directory that is not root's alone, or under one that is not, naming it", async () => {
+    await withDirs(async ([etc, run]) => {
+      const registry = new CdiRegistry([etc, run]);
+      await fs.writeFile(join(run, 'gpu.json'), JSON.stringify(GPU_SPEC));
+      assert.equal((await registry.resolve(['example.com/gpu=gpu0'])).length, 1);
+      const refused = (why: RegExp) => (err: unknown) => err instanceof CdiError && /"example.com\/gpu=gpu0" is not defined/.test(err.message) && why.test(err.message);
+
+      await fs.chmod(run, 0o777);
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu0']), refused(new RegExp(`${run}: spec directory refused: writable by its group and others \\(mode 0777\\)`)));
+      await fs.chmod(run, 0o1777);
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu0']), refused(/writable by its group and others \(mode 1777\)/), 'sticky is no excuse for the directory itself');
+      await fs.chmod(run, 0o755);
+      await fs.chown(run, 65534, 65534);
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu0']), refused(/spec directory refused: owned by uid 65534, not root/));
+      await fs.chown(run, 0, 0);
+
+      // The directory above it: whoever may change it may swap the spec directory.
+      const base = join(run, '..');
+      await fs.chown(base, 65534, 65534);
+      await assert.rejects(registry.resolve(['example.com/gpu=gpu0']), refused(new RegExp(`the directory above it, ${base}, is owned by uid 65534, not root`)));
+      await fs.chown(base, 0, 0);
+
+      // A spec directory reached through a symbolic link is refused; a link above it is followed and checked.
+      const linkedDir = `${base}-link`;
+      await fs.symlink(base, linkedDir);
+      try {
+        const throughLink = new CdiRegistry([join(linkedDir, 'run')]);
+        assert.equal((await throughLink.resolve(['example.com/gpu=gpu0'])).length, 1);
+        await fs.chmod(base, 0o775);
+        await assert.rejects(throughLink.resolve(['example.com/gpu=gpu0']), refused(new RegExp(`the directory above it, ${linkedDir}, is writable by its group`)));
+        await fs.chmod(base, 0o700);
+        await fs.symlink(run, join(base, 'run-link'));
+        await assert.rejects(new CdiRegistry([join(base, 'run-link')]).resolve(['example.com/gpu=gpu0']), refused(/spec directory refused: a symbolic link/));
+      } finally {
+        await fs.rm(linkedDir);
+      }
+      assert.equal((await registry.resolve(['example.com/gpu=gpu0'])).length, 1);
+    });
+  });
+
   it('an unknown device names the directories and any spec that could not be read', async () => {
     await withDirs(async ([etc, run]) => {
       const registry = new CdiRegistry([etc, run]);

@@ -18,9 +18,9 @@ export interface ExecSyncOptions {
   id: string;
   /** The process to run: args, env, cwd, user, capabilities as for the container. */
   process: Process;
-  /** Seconds; 0 waits as long as the command runs. */
+  /** Seconds; 0 waits as long as the command runs. More than MAX_EXEC_TIMEOUT_SECONDS is taken as that. */
   timeoutSeconds: number;
-  /** Output beyond this many bytes (both streams together) is dropped. */
+  /** conmon's log of the output (both streams together, with its line prefixes) stops at about this many bytes. */
   maxOutputBytes?: number;
   /** Scratch directory for the process spec and the output log; a fresh temp dir by default. */
   workDir?: string;
@@ -33,16 +33,31 @@ export interface ExecSyncResult {
   /** The output exactly as the command wrote it (it need not be UTF-8). */
   stdoutBytes: Buffer;
   stderrBytes: Buffer;
+  /** conmon's log reached maxOutputBytes: output after it may have been dropped. */
+  outputCut: boolean;
   timedOut: boolean;
 }
 
-async function readOutput(logFile: string): Promise<{ stdout: string; stderr: string; stdoutBytes: Buffer; stderrBytes: Buffer }> {
+type ExecOutput = Pick<ExecSyncResult, 'stdout' | 'stderr' | 'stdoutBytes' | 'stderrBytes' | 'outputCut'>;
+
+async function readOutput(logFile: string, maxOutputBytes: number): Promise<ExecOutput> {
   const raw = await fs.readFile(logFile).catch(() => Buffer.alloc(0));
   const bytes = splitCriLogStreamBytes(raw);
-  return { stdout: bytes.stdout.toString('utf8'), stderr: bytes.stderr.toString('utf8'), stdoutBytes: bytes.stdout, stderrBytes: bytes.stderr };
+  // conmon writes no line once its log has reached the limit (the last one it wrote may pass it).
+  const outputCut = raw.length >= maxOutputBytes;
+  return { stdout: bytes.stdout.toString('utf8'), stderr: bytes.stderr.toString('utf8'), stdoutBytes: bytes.stdout, stderrBytes: bytes.stderr, outputCut };
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The backstop for a conmon that hangs comes this long after the exec's own timeout. */
+const BACKSTOP_MARGIN_SECONDS = 30;
+
+/** The longest timeout an exec is given, so that its timers fit Node's. */
+export const MAX_EXEC_TIMEOUT_SECONDS = Math.floor(MAX_TIMER_MS / 1000) - BACKSTOP_MARGIN_SECONDS;
 
 /** conmon's own timeout, the backstop for when this daemon dies mid-exec, comes this much later. */
 const CONMON_TIMEOUT_MARGIN_SECONDS = 2;
@@ -54,6 +69,8 @@ const CONMON_TIMEOUT_MARGIN_SECONDS = 2;
  * cannot make the call hang.
  */
 export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
+  const timeoutSeconds = Math.min(o.timeoutSeconds, MAX_EXEC_TIMEOUT_SECONDS);
+  const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const dir = await fs.mkdtemp(join(o.workDir ?? tmpdir(), 'skiff-exec-'));
   try {
     const processFile = join(dir, 'process.json');
@@ -67,19 +84,19 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       '--exec',
       '--exec-process-spec', processFile,
       '--log-path', `k8s-file:${logFile}`,
-      '--log-global-size-max', String(o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT),
+      '--log-global-size-max', String(maxOutputBytes),
       '--sync',
     ];
-    if (o.timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(o.timeoutSeconds) + CONMON_TIMEOUT_MARGIN_SECONDS));
+    if (timeoutSeconds > 0) args.push('--timeout', String(Math.ceil(timeoutSeconds) + CONMON_TIMEOUT_MARGIN_SECONDS));
 
     const runtime = o.runtime;
     // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
-    const backstopMs = o.timeoutSeconds > 0 ? (o.timeoutSeconds + 30) * 1000 : 24 * 3600 * 1000;
+    const backstopMs = timeoutSeconds > 0 ? (timeoutSeconds + BACKSTOP_MARGIN_SECONDS) * 1000 : 24 * 3600 * 1000;
     // With --sync conmon itself is the monitor: it reports the exit code on the sync pipe, then exits.
     const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
     // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
     const killInside = runtime?.launcher ? () => killSandboxedExec({ path: runtime.path ?? DEFAULT_RUNC_PATH, root: runtime.root ?? DEFAULT_RUNC_ROOT, args: runtime.args ?? [] }, o.id, pidFile) : undefined;
-    const deadline = o.timeoutSeconds > 0 ? armExecDeadline(o.timeoutSeconds * 1000, pidFile, processFile, conmon, killInside) : undefined;
+    const deadline = timeoutSeconds > 0 ? armExecDeadline(timeoutSeconds * 1000, pidFile, processFile, conmon, killInside) : undefined;
     try {
       const result = await conmon.catch((err: unknown) => {
         if (err instanceof CommandTimeoutError) throw new ConmonError(`exec in ${o.id}: conmon reported no exit code within ${backstopMs} ms`);
@@ -89,13 +106,13 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
       if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${result.code ?? result.signal} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
       if (deadline?.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {
-        const partial = await readOutput(logFile);
+        const partial = await readOutput(logFile, maxOutputBytes);
         return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
       }
       if (sync.value < 0) {
         throw new ConmonError(`exec in ${o.id} failed: ${sync.message?.trim() || stderrText || 'runc reported no error'}`);
       }
-      return { ...(await readOutput(logFile)), exitCode: sync.value, timedOut: false };
+      return { ...(await readOutput(logFile, maxOutputBytes)), exitCode: sync.value, timedOut: false };
     } finally {
       deadline?.cancel();
     }

@@ -193,6 +193,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       stderr: 'to-err\n',
       stdoutBytes: Buffer.from('to-out\n'),
       stderrBytes: Buffer.from('to-err\n'),
+      outputCut: false,
       timedOut: false,
     });
 

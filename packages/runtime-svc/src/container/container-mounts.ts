@@ -15,11 +15,27 @@ const PROPAGATION: Record<string, MountPropagation> = {
   PROPAGATION_BIDIRECTIONAL: 'rshared',
 };
 
+/**
+ * The first of a mount's options that would undo a protection its own fields ask for, with that
+ * field: `rw` makes a `readonly` or `recursive_read_only` mount writable again (runc applies the
+ * options after the read-only flag), and an image volume is read-only by definition.
+ */
+export function optionUndoingRequest(m: Pick<cri.Mount__Output, 'readonly' | 'recursive_read_only' | 'mount_options' | 'image'>): { option: string; field: string } | undefined {
+  const field = m.image?.image ? 'image (an image volume is read-only)' : m.recursive_read_only ? 'recursive_read_only: true' : m.readonly ? 'readonly: true' : undefined;
+  if (field === undefined) return undefined;
+  const option = m.mount_options.find((o) => o === 'rw');
+  return option === undefined ? undefined : { option, field };
+}
+
 /** CRI host-path mounts as bind mounts; refuses what this runtime cannot do rather than doing it silently wrong. */
 export function bindMountsOf(mounts: readonly cri.Mount__Output[]): BindMountInput[] {
   for (const m of mounts) {
     if (!m.container_path || !m.container_path.startsWith('/')) {
       throw new StatusError(status.INVALID_ARGUMENT, `mount container_path "${m.container_path}" must be an absolute path`);
+    }
+    const undoing = optionUndoingRequest(m);
+    if (undoing) {
+      throw new StatusError(status.INVALID_ARGUMENT, `mount ${m.container_path}: mount_options "${undoing.option}" contradicts ${undoing.field}: it would make the mount writable`);
     }
   }
   // Image volumes are mounted from the image store (mounts/image-volumes.ts).

@@ -1,9 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { PROTO_PATH } from '@skiff/proto';
+import { containerRecordFixture } from '../state/record-fixtures.js';
+import { toCriContainerStatus } from './container-view.js';
 import { resolveCommand } from './command.js';
 import { mergeEnv } from './env.js';
 import { resolveLogPath } from './log-path.js';
-import { criSignalNumber, parseSignal } from './signals.js';
+import { criSignalName, criSignalNumber, parseSignal } from './signals.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError } from './user.js';
 
 describe('command and args against the image entrypoint and cmd', () => {
@@ -78,6 +82,20 @@ describe('signals', () => {
     assert.equal(criSignalNumber('SIGNAL_SIGRTMINPLUS1'), 35);
     assert.equal(criSignalNumber('SIGNAL_SIGRTMAXMINUS2'), 62);
     assert.equal(criSignalNumber('SIGNAL_SIGRTMAX'), 64);
+  });
+  it('names every signal number as a value of the CRI Signal enum, the usual name of two', () => {
+    const proto = readFileSync(PROTO_PATH, 'utf8');
+    const values = [...(/enum Signal \{([^}]*)\}/.exec(proto)?.[1] ?? '').matchAll(/(SIGNAL_\w+) = \d+;/g)].map((m) => m[1]!).filter((v) => v !== 'SIGNAL_RUNTIME_DEFAULT');
+    assert.equal(values.length, 65);
+    const aliases: Record<string, string> = { SIGNAL_SIGIOT: 'SIGNAL_SIGABRT', SIGNAL_SIGCLD: 'SIGNAL_SIGCHLD', SIGNAL_SIGPOLL: 'SIGNAL_SIGIO' };
+    for (const value of values) assert.equal(criSignalName(criSignalNumber(value)!), aliases[value] ?? value);
+    assert.equal(criSignalName(32), 'SIGNAL_RUNTIME_DEFAULT');
+  });
+  it("ContainerStatus reports the signal StopContainer will send: the config's, else the image's, else SIGTERM", () => {
+    const stopSignalOf = (extra: Parameters<typeof containerRecordFixture>[3]) => toCriContainerStatus(containerRecordFixture('c', 's', 'running', extra)).stop_signal;
+    assert.equal(stopSignalOf({ criStopSignal: 'SIGNAL_RUNTIME_DEFAULT', stopSignal: 15 }), 'SIGNAL_SIGTERM');
+    assert.equal(stopSignalOf({ criStopSignal: 'SIGNAL_RUNTIME_DEFAULT', stopSignal: 3 }), 'SIGNAL_SIGQUIT');
+    assert.equal(stopSignalOf({ criStopSignal: 'SIGNAL_SIGIOT', stopSignal: 6 }), 'SIGNAL_SIGIOT');
   });
 });
 

@@ -1,6 +1,7 @@
 import type { cri } from '@skiff/proto';
 import type { ContainerRecord } from '../state/records.js';
 import { appendMap, type EntryContent } from '../listing/list-entry-cache.js';
+import { criSignalName } from './signals.js';
 
 export function containerState(rec: ContainerRecord): cri.ContainerState__Output {
   switch (rec.phase) {
@@ -76,6 +77,7 @@ export function toCriContainerStatus(rec: ContainerRecord): cri.ContainerStatus 
     resources: rec.resources ? { linux: rec.resources } : null,
     image_id: rec.image.id,
     user: { linux: { uid: String(rec.user.uid), gid: String(rec.user.gid), supplemental_groups: rec.user.supplementalGroups.map(String) } },
-    stop_signal: rec.criStopSignal,
+    // The signal StopContainer will send: the config's, else the image's STOPSIGNAL, else SIGTERM.
+    stop_signal: rec.criStopSignal !== 'SIGNAL_RUNTIME_DEFAULT' ? rec.criStopSignal : criSignalName(rec.stopSignal),
   };
 }

@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import type { cri } from '@skiff/proto';
 
 const SIGRTMIN = 34;
 const SIGRTMAX = 64;
@@ -32,4 +33,19 @@ export function criSignalNumber(value: string): number | undefined {
   if (!value.startsWith('SIGNAL_SIG')) return undefined;
   const name = value.slice('SIGNAL_'.length).replace('RTMINPLUS', 'RTMIN+').replace('RTMAXMINUS', 'RTMAX-');
   return parseSignal(name);
+}
+
+function linuxSignalName(signal: number): string | undefined {
+  if (signal === SIGRTMIN) return 'SIGRTMIN';
+  if (signal === SIGRTMAX) return 'SIGRTMAX';
+  if (signal > SIGRTMIN && signal <= SIGRTMIN + 15) return `SIGRTMINPLUS${signal - SIGRTMIN}`;
+  if (signal >= SIGRTMAX - 14 && signal < SIGRTMAX) return `SIGRTMAXMINUS${SIGRTMAX - signal}`;
+  // Where Linux has two names for a number (SIGABRT and SIGIOT), Node lists the usual one first.
+  return Object.entries(constants.signals as Record<string, number>).find(([, n]) => n === signal)?.[0];
+}
+
+/** A signal number as CRI's Signal enum ("SIGNAL_SIGQUIT" for 3); SIGNAL_RUNTIME_DEFAULT for none. */
+export function criSignalName(signal: number): cri.Signal__Output {
+  const name = linuxSignalName(signal);
+  return name === undefined ? 'SIGNAL_RUNTIME_DEFAULT' : (`SIGNAL_${name}` as cri.Signal__Output);
 }

@@ -69,7 +69,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     netns: new NetnsManager(paths.netnsDir),
     cni: new CniRunner({ binDirs: runtime.cni_bin_dirs, cacheDir: paths.cniCacheDir }),
     images: o.images,
-    cdi: new CdiRegistry(runtime.cdi_spec_dirs),
+    cdi: new CdiRegistry(runtime.cdi_spec_dirs, o.log),
     records,
     state,
     events: new ContainerEvents(state, runtime.event_backlog),

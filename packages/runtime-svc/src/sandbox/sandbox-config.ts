@@ -1,6 +1,6 @@
 import { podUserNamespace } from './user-namespace.js';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { StatusError, type IdRange } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { PortMapping } from '../cni/cni.js';
 import type { NamespaceModeName, SandboxRecord } from '../state/records.js';
@@ -25,6 +25,8 @@ export function portMappingsOf(mappings: readonly cri.PortMapping__Output[]): Po
 export interface SandboxDefaults {
   cgroupParent: string;
   cgroupDriver: CgroupDriver;
+  /** Host ids pods' user namespaces may map (runtime.userns_id_range); any from 65536 up when undefined. */
+  usernsIdRange?: IdRange | undefined;
 }
 
 /**
@@ -42,7 +44,7 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
   const linux = config.linux;
   const security = linux?.security_context ?? null;
   const ns = security?.namespace_options ?? null;
-  const userns = podUserNamespace(ns?.userns_options);
+  const userns = podUserNamespace(ns?.userns_options, defaults.usernsIdRange);
   const namespaces: SandboxRecord['namespaces'] = {
     network: (ns?.network ?? 'POD') as NamespaceModeName,
     pid: (ns?.pid ?? 'POD') as NamespaceModeName,

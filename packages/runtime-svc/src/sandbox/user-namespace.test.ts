@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { status } from '@grpc/grpc-js';
+import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { podUserNamespace, podWithOverlappingIds } from './user-namespace.js';
 
@@ -29,6 +31,29 @@ describe('pod user namespaces', () => {
       [userns('POD', [[4294967000, 0, 65536]]), /goes past the last uid/],
     ];
     for (const [options, message] of cases) assert.throws(() => podUserNamespace(options), message);
+  });
+
+  it("never maps the host's own users: host ids below 65536 are refused, 65536 is the first taken", () => {
+    const cases: [cri.UserNamespace__Output, RegExp][] = [
+      [userns('POD', [[0, 0, 65536]]), /the uid mapping starts at host uid 0; host uids below 65536 belong to the host's own users \(0 is its root\)/],
+      [userns('POD', [[1000, 0, 65536]]), /starts at host uid 1000/],
+      [userns('POD', [[65535, 0, 65536]]), /starts at host uid 65535/],
+      [userns('POD', [[65536, 0, 65536]], [[0, 0, 65536]]), /the gid mapping starts at host gid 0/],
+    ];
+    for (const [options, message] of cases) assert.throws(() => podUserNamespace(options), (err: unknown) => err instanceof StatusError && err.code === status.INVALID_ARGUMENT && message.test(err.message));
+    assert.equal(podUserNamespace(userns('POD', [[65536, 0, 65536]]))?.uid.hostID, 65536);
+  });
+
+  it('keeps to the configured range of host ids, uids and gids alike', () => {
+    const allowed = { first: 1 << 30, count: 4 * 65536 };
+    assert.equal(podUserNamespace(userns('POD', [[(1 << 30) + 3 * 65536, 0, 65536]]), allowed)?.gid.hostID, (1 << 30) + 3 * 65536);
+    for (const [uids, gids] of [
+      [[[65536, 0, 65536]], [[65536, 0, 65536]]],
+      [[[(1 << 30) + 3 * 65536 + 1, 0, 65536]], [[(1 << 30) + 3 * 65536 + 1, 0, 65536]]],
+      [[[1 << 30, 0, 65536]], [[(1 << 30) - 65536, 0, 65536]]],
+    ] as [number, number, number][][][]) {
+      assert.throws(() => podUserNamespace(userns('POD', uids, gids), allowed), /is outside the host ids this node gives pods, 1073741824\+262144 \(runtime.userns_id_range\)/);
+    }
   });
 
   it('finds a pod whose host range overlaps', () => {
