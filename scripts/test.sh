@@ -28,4 +28,4 @@ export SKIFF_KUBE_TOOLS_BIN
 
 echo "== end-to-end tests"
 cd e2e
-node --test --test-concurrency=1 --test-reporter=spec dist/
+node ../scripts/node-tests.mjs dist --test-concurrency=1

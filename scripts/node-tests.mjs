@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Runs a package's tests with Node's test runner on the files named explicitly, whatever the Node
+// version makes of a directory argument, and fails when no test ran.
+//
+//   node scripts/node-tests.mjs DIR [node --test options...]
+//
+// Every *.test.js below DIR is run; the spec report goes to stdout and a TAP copy to a temp file,
+// whose closing count must show at least one test, and in which no file stands for itself (a file
+// that declared no test).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+const [dir, ...options] = process.argv.slice(2);
+if (!dir) {
+  console.error('usage: node-tests.mjs DIR [node --test options...]');
+  process.exit(2);
+}
+
+function testFiles(root) {
+  const found = [];
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    const path = join(root, entry.name);
+    if (entry.isDirectory() && entry.name !== 'node_modules') found.push(...testFiles(path));
+    else if (entry.isFile() && entry.name.endsWith('.test.js')) found.push(path);
+  }
+  return found;
+}
+
+const files = testFiles(dir).sort();
+if (files.length === 0) {
+  console.error(`node-tests: no *.test.js under ${dir} (was the package built?)`);
+  process.exit(1);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'node-tests-'));
+const tap = join(work, 'report.tap');
+const child = spawn(
+  process.execPath,
+  ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...options, ...files.map((f) => relative(process.cwd(), f))],
+  { stdio: 'inherit' },
+);
+child.on('exit', (code, signal) => {
+  const report = readFileSync(tap, 'utf8');
+  rmSync(work, { recursive: true, force: true });
+  const ran = Number(/^# tests (\d+)$/m.exec(report)?.[1] ?? 0);
+  if (ran === 0) {
+    console.error(`node-tests: ${files.length} test files under ${dir} ran no test`);
+    process.exit(1);
+  }
+  // A file that declared no test is reported as one test named after the file itself.
+  const reported = new Set([...report.matchAll(/^(?:not )?ok \d+ - (.*)$/gm)].map((m) => m[1]));
+  const empty = files.filter((f) => reported.has(f) || reported.has(relative(process.cwd(), f)));
+  if (empty.length > 0) {
+    console.error(`node-tests: these files ran no test: ${empty.join(', ')}`);
+    process.exit(1);
+  }
+  process.exit(signal ? 1 : (code ?? 1));
+});
