@@ -39,4 +39,5 @@ export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_NATIVE_SOCKE
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
 export { notifyReady } from './systemd-notify.js';
 export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';
-export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec, type LaunchedRuntime } from './sandbox-runtime-launcher.js';
+export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec } from './sandbox-runtime-launcher.js';
+export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime-binary.js';
