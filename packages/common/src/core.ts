@@ -13,6 +13,7 @@ export { pollUntil, sleep, withTimeout } from './poll.js';
 export { stopOnSignals } from './daemon-shutdown.js';
 export { errnoCode, errorMessage } from './errno.js';
 export { pathExists } from './path-exists.js';
+export { openLogDirectory, openLogFile, UnsafeLogPath } from './log-file.js';
 export { runCommand, runReportingCommand, runCommandsThroughSpawnServer, stopSpawnServer, CommandTimeoutError, type CommandResult, type ReportedResult, type RunCommandOptions } from './run-command.js';
 export { SpawnServer } from './spawn-server.js';
 export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
