@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { callUnary } from '@skiff/proto';
+import { callUnary, type cri } from '@skiff/proto';
 import { parseCriLog, reassembleStreams } from '@skiff/logs-svc';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { status } from '@grpc/grpc-js';
@@ -149,7 +149,7 @@ test("lines forged by another local user for a container never reach its log; th
   assert.equal(stderr.toString(), '');
 });
 
-test('a symbolic link at the log file fails CreateContainer; one at its directory gets nothing written through it', async () => {
+test('a symbolic link at the log file, its directory or a directory above the pod fails CreateContainer; nothing is made or written through it', async () => {
   const outside = await mkdtemp(join(tmpdir(), 'skiff-e2e-outside-'));
   try {
     const precious = join(outside, 'precious');
@@ -158,17 +158,24 @@ test('a symbolic link at the log file fails CreateContainer; one at its director
     await mkdir(linkedPod.config.log_directory!, { recursive: true });
     await symlink(precious, join(linkedPod.config.log_directory!, 'to-file.log'));
     await symlink(outside, join(linkedPod.config.log_directory!, 'dir'));
-    await assert.rejects(
-      h.runContainer(linkedPod, 'to-file', { command: ['echo', 'through a file link'] }),
-      (err: { code?: number; details?: string }) => err.code === status.INVALID_ARGUMENT && /to-file\.log is a symbolic link/.test(err.details ?? ''),
-    );
-    const id = await h.runContainer(linkedPod, 'to-dir', { command: ['echo', 'through a directory link'], log_path: 'dir/0.log' });
-    await h.waitForExit(id, 30_000);
+    const linkedRoot = join(h.logDir, 'linked-root');
+    await symlink(outside, linkedRoot);
+    const podUnderLink = await h.runPod({ log_directory: join(linkedRoot, 'pod') });
+    const attempt = (pod: Pod, name: string, overrides: Partial<cri.ContainerConfig>): Promise<{ code?: number; details?: string } | undefined> =>
+      h.runContainer(pod, name, overrides).then(() => undefined, (err: { code?: number; details?: string }) => err);
+    const refusals = [
+      [join(linkedPod.config.log_directory!, 'to-file.log'), await attempt(linkedPod, 'to-file', { command: ['echo', 'through a file link'] })],
+      [join(linkedPod.config.log_directory!, 'dir'), await attempt(linkedPod, 'to-dir', { command: ['echo', 'through a directory link'], log_path: 'dir/0.log' })],
+      [linkedRoot, await attempt(podUnderLink, 'under-link', { command: ['echo', 'through a link above the pod'], log_path: 'c/0.log' })],
+    ] as const;
     // Time for lines that were wrongly followed to be written.
     await new Promise((r) => setTimeout(r, 2000));
     assert.equal(await readFile(precious, 'utf8'), 'precious\n');
-    const dirLog = join(outside, '0.log');
-    assert.equal(existsSync(dirLog) ? await readFile(dirLog, 'utf8') : '', '');
+    assert.deepEqual(await readdir(outside), ['precious'], 'nothing was made through a link');
+    for (const [link, err] of refusals) {
+      assert.equal(err?.code, status.INVALID_ARGUMENT, `${link}: ${err?.details ?? 'the container ran'}`);
+      assert.ok((err?.details ?? '').includes(`${link}: it is a symbolic link`), err?.details);
+    }
   } finally {
     await rm(outside, { recursive: true, force: true });
   }

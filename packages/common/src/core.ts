@@ -13,6 +13,7 @@ export { pollUntil, sleep, withTimeout } from './poll.js';
 export { stopOnSignals } from './daemon-shutdown.js';
 export { errnoCode, errorMessage } from './errno.js';
 export { pathExists } from './path-exists.js';
+export { openLogDirectory, openLogFile, UnsafeLogPath } from './log-file.js';
 export { runCommand, runReportingCommand, runCommandsThroughSpawnServer, stopSpawnServer, CommandTimeoutError, type CommandResult, type ReportedResult, type RunCommandOptions } from './run-command.js';
 export { SpawnServer } from './spawn-server.js';
 export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
@@ -39,4 +40,5 @@ export { ensureJournald, journaldRunning, JOURNALD_BINARY, JOURNALD_NATIVE_SOCKE
 export { requireHostTools, MissingHostToolsError, type HostTool } from './host-tools.js';
 export { notifyReady } from './systemd-notify.js';
 export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';
-export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec, type LaunchedRuntime } from './sandbox-runtime-launcher.js';
+export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec } from './sandbox-runtime-launcher.js';
+export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime-binary.js';

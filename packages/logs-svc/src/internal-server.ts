@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { bindPrivateSocket, ContractViolation, matchLogsRoute, parseTrackContainerRequest, type ErrorAnswer, type Logger } from '@skiff/common/core';
+import { bindPrivateSocket, ContractViolation, matchLogsRoute, parseTrackContainerRequest, UnsafeLogPath, type ErrorAnswer, type Logger } from '@skiff/common/core';
 import { BarrierTimeout, NotReady, UnknownContainer, type LogEngine } from './log-engine.js';
 
 const MAX_BODY = 64 * 1024;
@@ -17,6 +17,7 @@ function fail(res: ServerResponse, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
   const answer: ErrorAnswer = { message };
   if (err instanceof ContractViolation) return send(res, 400, answer);
+  if (err instanceof UnsafeLogPath) return send(res, 422, answer);
   if (err instanceof UnknownContainer) return send(res, 404, { message });
   if (err instanceof NotReady) return send(res, 503, { message });
   if (err instanceof BarrierTimeout) return send(res, 504, { message });

@@ -5,7 +5,7 @@ import { execConmonArgs, MessagePipe, parseConmonMessage } from './conmon-exec.j
 
 const base = {
   conmonPath: '/usr/bin/conmon',
-  runtime: { path: '/usr/sbin/runc', root: '/run/skiff/runc', args: ['--systemd-cgroup'] },
+  runtime: { path: '/usr/sbin/runc', root: '/run/skiff/runc', args: ['--systemd-cgroup'], kind: 'oci' as const },
   containerId: 'abc',
   sessionId: 'abc-exec-1',
   dir: '/run/skiff/stream/exec-1',

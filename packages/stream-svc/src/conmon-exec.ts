@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { RuntimeBinary } from './exec-binaries.js';
+import { conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common/core';
 
 /** conmon's pipes to its parent, as the child's fds: messages out, start bytes in, attach-ready out. */
 const SYNC_FD = 3;
@@ -30,8 +30,7 @@ export function execConmonArgs(o: ExecConmonOptions): string[] {
     '--api-version',
     '--cid', o.containerId,
     '--cuuid', o.sessionId,
-    ...(o.runtime.launcher ? ['--runtime', o.runtime.launcher, '--runtime-arg', o.runtime.path] : ['--runtime', o.runtime.path]),
-    '--runtime-arg', `--root=${o.runtime.root}`,
+    ...conmonRuntimeArgs(o.runtime),
     '--bundle', o.dir,
     '--full-attach',
     '--socket-dir-path', o.dir,
@@ -43,7 +42,6 @@ export function execConmonArgs(o: ExecConmonOptions): string[] {
     '--log-path', 'none:',
     '--sync',
   ];
-  for (const arg of o.runtime.args) args.push('--runtime-arg', arg);
   if (o.terminal) args.push('--terminal');
   if (o.stdin) args.push('--stdin');
   return args;

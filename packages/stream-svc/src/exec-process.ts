@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { killSandboxedExec, readProcStat } from '@skiff/common/core';
-import type { RuntimeBinary } from './exec-binaries.js';
+import { killSandboxedExec, readProcStat, type RuntimeBinary } from '@skiff/common/core';
 
 /**
  * SIGKILLs the process an exec started (`pid`, from runc's pid file or conmon's message), with
@@ -29,5 +28,5 @@ export function killExecProcess(pid: number, parent: ChildProcess): boolean {
  * of a host signal: it is killed there, through the pid the launcher noted beside `pidFile`.
  */
 export function killInSandbox(runtime: RuntimeBinary, containerId: string, pidFile: string): void {
-  if (runtime.launcher) void killSandboxedExec(runtime, containerId, pidFile).catch(() => undefined);
+  if (runtime.kind === 'sandbox') void killSandboxedExec(runtime, containerId, pidFile).catch(() => undefined);
 }

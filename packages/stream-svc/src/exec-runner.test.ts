@@ -48,8 +48,8 @@ test('a client gone before runc has written its pid file still has the process k
     writeStderr: () => true,
     finish: () => undefined,
   };
-  const request = { kind: 'exec' as const, containerId: 'c1', cmd: ['sleep', '1000'], runtime: { handler: '', root: dir, args: [] }, process: {}, tty: false, stdin: false, stdout: true, stderr: false };
-  await runExec(request, { runtime: { path: runtime, root: dir, args: [] }, conmon: '/bin/false' }, session, dir, createLogger('exec-runner-test', 'warn'));
+  const request = { kind: 'exec' as const, containerId: 'c1', cmd: ['sleep', '1000'], runtime: { path: runtime, root: dir, args: [], kind: 'oci' as const }, process: {}, tty: false, stdin: false, stdout: true, stderr: false };
+  await runExec(request, '/bin/false', session, dir, createLogger('exec-runner-test', 'warn'));
 
   const child = Number((await readFile(childPidFile, 'utf8')).trim());
   t.after(() => {

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { pollUntil, type Logger, type ExecStreamRequest } from '@skiff/common/core';
-import type { ExecBinaries } from './exec-binaries.js';
+import { pollUntil, runtimeCommand, type Logger, type ExecStreamRequest } from '@skiff/common/core';
 import { killExecProcess, killInSandbox } from './exec-process.js';
 import { runExecWithTerminal } from './exec-tty-runner.js';
 import { OutputFlow, outputEnded } from './output-flow.js';
@@ -19,16 +18,15 @@ const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 
  * stdin, stdout and stderr stream as they come. The process's pid (from runc's pid file) is killed
  * when the client goes away, since runc cannot forward SIGKILL.
  */
-export async function runExec(request: ExecStreamRequest, binaries: ExecBinaries, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
-  if (request.tty) return runExecWithTerminal(request, binaries, session, scratchDir, log);
+export async function runExec(request: ExecStreamRequest, conmonPath: string, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
+  if (request.tty) return runExecWithTerminal(request, conmonPath, session, scratchDir, log);
   const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
   const processFile = join(dir, 'process.json');
   const pidFile = join(dir, 'pid');
   await fs.writeFile(processFile, JSON.stringify({ ...request.process, args: request.cmd, terminal: false }), { mode: 0o600 });
-  const { runtime } = binaries;
-  const runtimeArgs = [`--root=${runtime.root}`, ...runtime.args, 'exec', '--process', processFile, '--pid-file', pidFile, request.containerId];
-  // A sandbox-kind runtime's launcher has it note the pid inside the sandbox, for stopExec.
-  const [file, args] = runtime.launcher ? [runtime.launcher, [runtime.path, ...runtimeArgs]] : [runtime.path, runtimeArgs];
+  const { runtime } = request;
+  // A sandbox-kind runtime's launcher has it note the pid inside the sandbox, for killInSandbox.
+  const { file, args } = runtimeCommand(runtime, ['exec', '--process', processFile, '--pid-file', pidFile, request.containerId]);
   const child = spawn(file, args, {
     stdio: [request.stdin ? 'pipe' : 'ignore', request.stdout ? 'pipe' : 'ignore', 'pipe'],
   });

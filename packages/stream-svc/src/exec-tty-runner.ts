@@ -5,7 +5,6 @@ import { sleep, withTimeout, type ExecStreamRequest, type Logger } from '@skiff/
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
 import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
-import type { ExecBinaries } from './exec-binaries.js';
 import { killExecProcess, killInSandbox } from './exec-process.js';
 import { OutputFlow, outputEnded } from './output-flow.js';
 import type { StreamSession, TerminalSize } from './session.js';
@@ -24,7 +23,7 @@ const DRAIN_MS = 2_000;
  * attached, with the client's first terminal size in its process spec (runc applies it before
  * the command runs), so no output is lost and none is written at the wrong size.
  */
-export async function runExecWithTerminal(request: ExecStreamRequest, binaries: ExecBinaries, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
+export async function runExecWithTerminal(request: ExecStreamRequest, conmonPath: string, session: StreamSession, scratchDir: string, log: Logger): Promise<void> {
   const dir = await fs.mkdtemp(join(scratchDir, 'exec-'));
   const processFile = join(dir, 'process.json');
   const pidFile = join(dir, 'pid');
@@ -56,13 +55,13 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     relay?.close();
     if (execPid !== undefined && conmon) killExecProcess(execPid, conmon.child);
     else if (conmon && conmon.child.exitCode === null) conmon.child.kill('SIGKILL');
-    if (execPid !== undefined) killInSandbox(binaries.runtime, request.containerId, pidFile);
+    if (execPid !== undefined) killInSandbox(request.runtime, request.containerId, pidFile);
   });
 
   try {
     conmon = spawnExecConmon({
-      conmonPath: binaries.conmon,
-      runtime: binaries.runtime,
+      conmonPath,
+      runtime: request.runtime,
       containerId: request.containerId,
       sessionId: `${request.containerId.slice(0, 12)}-exec-${randomBytes(6).toString('hex')}`,
       dir,
@@ -111,7 +110,7 @@ export async function runExecWithTerminal(request: ExecStreamRequest, binaries: 
     execPid = pidMessage.data;
     if (clientGone) {
       killExecProcess(execPid, conmon.child);
-      killInSandbox(binaries.runtime, request.containerId, pidFile);
+      killInSandbox(request.runtime, request.containerId, pidFile);
     }
     const exitMessage = await conmon.messages.next();
     await Promise.race([relay.ended, outputEnded([relay.output], DRAIN_MS)]);

@@ -1,3 +1,2 @@
 export { TokenStore, TooManyTokens, TOKEN_TTL_MS, MAX_OUTSTANDING_TOKENS } from './token-store.js';
 export { HEALTH_PATH } from './public-server.js';
-export { execBinaries, type ExecBinaries, type RuntimeBinary } from './exec-binaries.js';

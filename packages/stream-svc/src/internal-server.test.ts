@@ -32,17 +32,22 @@ test('the internal socket registers requests and answers 201, 400 and 429', asyn
     assert.equal(ok.status, 201);
     assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
     assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', hostNetwork: false, ports: [0] })).status, 400);
-    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { handler: '', root: '/x', args: [] }, process: {}, tty: true, stdin: true, stdout: true };
+    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/usr/sbin/runc', root: '/x', args: [], kind: 'oci' }, process: {}, tty: true, stdin: true, stdout: true };
     const ttyExec = await post(socket, tty);
     assert.equal(ttyExec.status, 201);
     assert.match(ttyExec.body.url ?? '', /\/exec\/[A-Za-z0-9_-]+$/);
-    // Binaries come from stream-svc's own configuration; a request naming one breaks the contract.
+    // conmon comes from stream-svc's own configuration; a request naming one breaks the contract.
     const conmon = await post(socket, { ...tty, conmonPath: '/tmp/conmon' });
     assert.equal(conmon.status, 400);
     assert.match(conmon.body.message ?? '', /conmonPath is not part of the request/);
-    const runtimePath = await post(socket, { ...tty, runtime: { ...tty.runtime, path: '/tmp/runc' } });
-    assert.equal(runtimePath.status, 400);
-    assert.match(runtimePath.body.message ?? '', /runtime\.path is not part of the request/);
+    // The runtime travels whole: a handler's name alone is not enough to run it.
+    const byName = await post(socket, { ...tty, runtime: { handler: 'runsc', root: '/x', args: [] } });
+    assert.equal(byName.status, 400);
+    assert.match(byName.body.message ?? '', /runtime\.handler is not part of the request/);
+    const relative = await post(socket, { ...tty, runtime: { ...tty.runtime, path: 'runc' } });
+    assert.match(relative.body.message ?? '', /Exec: runtime\.path must be an absolute path/);
+    const kindless = await post(socket, { ...tty, runtime: { ...tty.runtime, kind: 'vm' } });
+    assert.match(kindless.body.message ?? '', /Exec: runtime\.kind must be "oci" or "sandbox", got "vm"/);
     assert.match((await post(socket, { ...tty, cmd: 'sh' })).body.message ?? '', /Exec: cmd must be a list of strings/);
     const attach = { kind: 'attach', containerId: 'c', attachSocket: '/run/a/c/attach', ctlFile: '/b/ctl', tty: false, stdout: true, stderr: true };
     const attached = await post(socket, attach);

@@ -40,14 +40,15 @@ async function main(): Promise<void> {
     registers: [metrics.registry],
   });
   observeForwardedBytes((direction, bytes) => forwarded.inc({ direction }, bytes));
-  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, runtimeConfig: config.runtime, log, onSession });
+  const pub = await startPublicServer({ address: config.stream.address, port: config.stream.port, tokens, idleTimeoutMs, scratchDir, limits, conmon: config.runtime.conmon, log, onSession });
   const internal = await startInternalServer({ socket: config.stream.internal_socket, tokens, baseUrl: () => pub.baseUrl, log });
   log.info({ url: pub.baseUrl, internalSocket: config.stream.internal_socket }, 'stream service ready');
   notifyReady(log);
 
   reloadConfigOnSighup('stream-svc', values.config, config, log, async (next) => {
     log.level = next.log_level;
-    return ['log_level'];
+    // Each exec brings its handler's runtime from runtime-svc: stream-svc has nothing of them to reload.
+    return ['log_level', 'runtime.handlers'];
   });
   stopOnSignals(log, async () => {
     await internal.close();

@@ -3,9 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { errorMessage, type Logger, type RuntimeServiceConfig, type StreamRequest } from '@skiff/common/core';
+import { errorMessage, type Logger, type StreamRequest } from '@skiff/common/core';
 import { runAttach } from './attach-runner.js';
-import { execBinaries } from './exec-binaries.js';
 import { runExec } from './exec-runner.js';
 import { servePortForward, PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PROTOCOL } from './port-forward.js';
 import type { StreamSession } from './session.js';
@@ -43,8 +42,8 @@ export interface PublicServerOptions {
   idleTimeoutMs: number;
   /** Scratch space for exec process files. */
   scratchDir: string;
-  /** Where the runtimes and conmon that execs run come from. */
-  runtimeConfig: Pick<RuntimeServiceConfig, 'runc' | 'conmon' | 'handlers'>;
+  /** The conmon that runs execs with a terminal (the runtime comes with each request). */
+  conmon: string;
   limits: StreamLimits;
   log: Logger;
   /** Told of each session that starts: its transport and its kind. */
@@ -248,7 +247,7 @@ function startWebSocketStream(request: StreamRequest, ws: WebSocket, context: St
 /** Exec or attach, the same over either protocol. */
 function runStream(request: Exclude<StreamRequest, { kind: 'portforward' }>, session: StreamSession, context: StreamContext): void {
   const { log } = context;
-  const run = request.kind === 'exec' ? runExec(request, execBinaries(context.runtimeConfig, request.runtime), session, context.scratchDir, log) : runAttach(request, session, log);
+  const run = request.kind === 'exec' ? runExec(request, context.conmon, session, context.scratchDir, log) : runAttach(request, session, log);
   const tracked = run
     .catch((err: unknown) => {
       log.error({ err: (err as Error).message, container: request.containerId, kind: request.kind }, `${request.kind} failed`);

@@ -17,7 +17,20 @@ export interface TestDaemonOptions {
   network?: boolean;
   /** Extra lines for the [runtime] table. */
   runtimeToml?: string;
+  /**
+   * Run the daemon as on a host without journald: in a mount namespace of its own where
+   * /run/systemd (journald's sockets) is an empty tmpfs and systemd-journald cannot be executed.
+   */
+  withoutJournald?: boolean;
 }
+
+/** What `withoutJournald` runs the daemon's command line under (argv after `unshare`). */
+const WITHOUT_JOURNALD = [
+  '--mount',
+  '--propagation', 'private',
+  '--',
+  '/bin/sh', '-c', 'mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mount --bind /dev/null /lib/systemd/systemd-journald && exec "$0" "$@"',
+];
 
 /**
  * The runtime daemon as a child process on a socket, root and run directory of its own, with a
@@ -39,7 +52,7 @@ export class TestDaemon {
   child: ChildProcess | undefined;
   output: string[] = [];
 
-  private constructor(base: string) {
+  private constructor(base: string, private readonly withoutJournald: boolean) {
     this.base = base;
     this.root = join(base, 'root');
     this.cniConfDir = join(base, 'cni');
@@ -47,7 +60,7 @@ export class TestDaemon {
   }
 
   static async create(options: TestDaemonOptions = {}): Promise<TestDaemon> {
-    const d = new TestDaemon(await fs.mkdtemp(join(tmpdir(), 'skiff-rt-')));
+    const d = new TestDaemon(await fs.mkdtemp(join(tmpdir(), 'skiff-rt-')), options.withoutJournald ?? false);
     await fs.mkdir(d.cniConfDir, { recursive: true });
     if (options.network) await d.installNetwork();
     await fs.writeFile(
@@ -98,7 +111,8 @@ export class TestDaemon {
   }
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [MAIN, '--config', this.configPath], {
+    const command = [process.execPath, MAIN, '--config', this.configPath];
+    const child = spawn(this.withoutJournald ? 'unshare' : command[0]!, this.withoutJournald ? [...WITHOUT_JOURNALD, ...command] : command.slice(1), {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, SKIFF_SUPERVISED: '1' },
     });

@@ -3,7 +3,6 @@ export {
   STREAM_REGISTRATION_PATH,
   parseStreamRequest,
   type StreamFlags,
-  type ExecRuntime,
   type ExecStreamRequest,
   type AttachStreamRequest,
   type PortForwardStreamRequest,

@@ -1,6 +1,7 @@
 /**
  * The contract between runtime-svc (sender) and logs-svc (receiver) on logs-svc's root-only
- * internal socket. Every answer without content is 204; failures carry an ErrorAnswer.
+ * internal socket. Every answer without content is 204; failures carry an ErrorAnswer. A log
+ * path that runs through a symbolic link or names no regular file is 422 (track and reopen).
  *
  *   PUT    /v1/containers/:id         TrackContainerRequest  follow a container (its log file is created at once)
  *   DELETE /v1/containers/:id                                forget it

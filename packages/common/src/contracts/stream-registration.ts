@@ -7,9 +7,11 @@
  *                                                 ->  400 ErrorAnswer (the request breaks this contract)
  *                                                 ->  429 ErrorAnswer (too many requests are waiting)
  *
- * Binaries are never part of a request: stream-svc runs the runtime and conmon of its own
- * configuration (the same skiff.toml runtime-svc reads), chosen by the RuntimeClass handler's name.
+ * An Exec carries the runtime of the container's RuntimeClass handler as runtime-svc resolved it
+ * (the handlers a reload added or changed included), so stream-svc keeps no table of handlers of
+ * its own; it runs the conmon of its own configuration. Only root can reach the socket.
  */
+import type { RuntimeBinary } from '../runtime-binary.js';
 import { ContractViolation, isObject, rejectUnknownFields } from './contract-error.js';
 
 export const STREAM_REGISTRATION_PATH = '/v1/streams';
@@ -21,22 +23,13 @@ export interface StreamFlags {
   stderr: boolean;
 }
 
-/** Which runtime manages the container, and how runc's global options are set for it. */
-export interface ExecRuntime {
-  /** The RuntimeClass handler's name ("" or "runc" for the default runtime). */
-  handler: string;
-  /** The runtime's state directory (runc --root). */
-  root: string;
-  /** Further global arguments (e.g. --systemd-cgroup). */
-  args: string[];
-}
-
 /** A CRI Exec request, resolved by the runtime service to what running it takes. */
 export interface ExecStreamRequest extends StreamFlags {
   kind: 'exec';
   containerId: string;
   cmd: string[];
-  runtime: ExecRuntime;
+  /** The runtime that manages the container, with its global arguments. */
+  runtime: RuntimeBinary;
   /** The container's OCI process (user, env, cwd, capabilities...); args and terminal are replaced. */
   process: Record<string, unknown>;
 }
@@ -103,11 +96,17 @@ function flags(o: Record<string, unknown>, call: string): StreamFlags {
   return f;
 }
 
-function execRuntime(v: unknown): ExecRuntime {
-  if (!isObject(v)) throw new ContractViolation('Exec: runtime', 'must name handler, root and args');
-  rejectUnknownFields(v, ['handler', 'root', 'args'], 'Exec: runtime.');
-  if (typeof v['handler'] !== 'string') throw new ContractViolation('Exec: runtime.handler', 'must be a string');
-  return { handler: v['handler'], root: absolutePath(v['root'], 'Exec: runtime.root'), args: strings(v['args'] ?? [], 'Exec: runtime.args', false) };
+function execRuntime(v: unknown): RuntimeBinary {
+  if (!isObject(v)) throw new ContractViolation('Exec: runtime', 'must name path, root, args and kind');
+  rejectUnknownFields(v, ['path', 'root', 'args', 'kind'], 'Exec: runtime.');
+  const kind = v['kind'];
+  if (kind !== 'oci' && kind !== 'sandbox') throw new ContractViolation('Exec: runtime.kind', `must be "oci" or "sandbox", got ${JSON.stringify(kind)}`);
+  return {
+    path: absolutePath(v['path'], 'Exec: runtime.path'),
+    root: absolutePath(v['root'], 'Exec: runtime.root'),
+    args: strings(v['args'] ?? [], 'Exec: runtime.args', false),
+    kind,
+  };
 }
 
 /** Checks a registration received on stream-svc's internal socket; a violation names the field. */

@@ -1,11 +1,11 @@
 // CRI RuntimeService.CreateContainer
 import { promises as fs } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
-import { createLogFile, forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
+import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -30,7 +30,7 @@ import { nowNanos } from '../util/time.js';
 import { bindMountsOf, ensureHostPaths } from '../container/container-mounts.js';
 import { containerSpecInput } from '../container/container-spec.js';
 import { teardownContainer } from '../container/container-teardown.js';
-import { resolveLogPath } from '../container/log-path.js';
+import { requireJournaldForLog, resolveLogPath } from '../container/log-path.js';
 import { seccompFor } from '../container/security-profiles.js';
 import { criSignalNumber, parseSignal } from '../container/signals.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
@@ -124,6 +124,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     }
     const targetPid = targetPidOf(ctx, sandbox, security?.namespace_options ?? null);
     const logPath = resolveLogPath(sandbox.logDirectory, config.log_path);
+    requireJournaldForLog(ctx.journald, logPath, `CreateContainer ${name}`);
     const mounts = bindMountsOf(config.mounts);
     const imageVolumes = imageVolumesOf(config.mounts);
     const devices = await devicesOf(config);
@@ -168,13 +169,11 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       rootfsMounted: false,
       remountReadonly: protection.remountReadonlyAfterCreate && handler.kind === 'oci',
     };
-    const tracksLog = ctx.journald && logPath !== '';
+    const tracksLog = logPath !== '';
     let leaseOnDisk: Promise<void> | undefined;
-    // The log file exists from here on, made beside the rest of the work: by logs-svc (or, when it
-    // is down, here); without journald conmon writes it from StartContainer on, and it is made here.
-    const logTracked = logPath
-      ? fs.mkdir(dirname(logPath), { recursive: true, mode: 0o755 }).then(() => (tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : createLogFile(logPath)))
-      : undefined;
+    // The log file and its directories exist from here on, made beside the rest of the work by
+    // logs-svc (or, when it is down, here), never through a symbolic link.
+    const logTracked = tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined;
     try {
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
       await leaseOnDisk;

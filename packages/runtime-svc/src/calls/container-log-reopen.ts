@@ -1,6 +1,4 @@
 // CRI RuntimeService.ReopenContainerLog
-import { constants, promises as fs } from 'node:fs';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
@@ -21,22 +19,7 @@ export async function reopenContainerLogCall(ctx: RuntimeContext, request: cri.R
     throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: container ${rec.id} is ${containerState(rec)}, not running`);
   }
   if (!rec.logPath) throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: container ${rec.id} has no log path`);
-  if (ctx.journald) {
-    await reopenContainerLogFile(ctx, rec.id);
-    return {};
-  }
-  // Without journald conmon writes the file itself; its control fifo asks it to reopen.
-  const fifo = join(ctx.paths.container(rec.id).bundle, 'ctl');
-  let handle;
-  try {
-    handle = await fs.open(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    throw new StatusError(status.FAILED_PRECONDITION, `ReopenContainerLog: the monitor of container ${rec.id} does not listen on ${fifo}: ${(err as Error).message}`);
-  }
-  try {
-    await handle.write('2 0 0\n');
-  } finally {
-    await handle.close();
-  }
+  // Every container with a log file has it written by logs-svc: without journald none runs.
+  await reopenContainerLogFile(ctx, rec.id);
   return {};
 }

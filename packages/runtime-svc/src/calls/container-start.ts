@@ -10,6 +10,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { startInSandbox } from '../container/sandboxed-start.js';
 import { createUnderMonitor, START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
+import { requireJournaldForLog } from '../container/log-path.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
 
@@ -33,11 +34,13 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     if (!sandbox || !(await sandboxIsReady(ctx, sandbox))) {
       throw new StatusError(status.FAILED_PRECONDITION, `the pod sandbox ${rec.sandboxId} of container ${rec.id} is not ready`);
     }
+    // A record from before StartContainer created containers has its runc container already.
+    const createdBefore = rec.pid !== undefined;
+    // Created while journald ran, started after runtime-svc came back without it.
+    if (!createdBefore) requireJournaldForLog(ctx.journald, rec.logPath, `StartContainer ${rec.id}`);
     timer.mark('checks');
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     const runc = handler.runc;
-    // A record from before StartContainer created containers has its runc container already.
-    const createdBefore = rec.pid !== undefined;
     try {
       if (!createdBefore) {
         const monitor = await createUnderMonitor(ctx, rec, timer);

@@ -1,10 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandTimeoutError, killSandboxedExec, runReportingCommand } from '@skiff/common';
-import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
+import { CommandTimeoutError, conmonRuntimeArgs, killSandboxedExec, runReportingCommand, type RuntimeBinary } from '@skiff/common';
 import type { Process } from '../oci/runtime-spec.js';
-import { conmonRuntimeArgs, DEFAULT_CONMON_PATH, ConmonError, type RuntimeBinary } from './conmon.js';
+import { DEFAULT_CONMON_PATH, ConmonError } from './conmon.js';
 import { splitCriLogStreamBytes } from './cri-log.js';
 import { armExecDeadline } from './exec-deadline.js';
 import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
@@ -14,7 +13,7 @@ export const EXEC_TIMED_OUT_MESSAGE = 'command timed out';
 
 export interface ExecSyncOptions {
   conmonPath?: string;
-  runtime?: RuntimeBinary;
+  runtime: RuntimeBinary;
   id: string;
   /** The process to run: args, env, cwd, user, capabilities as for the container. */
   process: Process;
@@ -95,7 +94,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
     // With --sync conmon itself is the monitor: it reports the exit code on the sync pipe, then exits.
     const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
     // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
-    const killInside = runtime?.launcher ? () => killSandboxedExec({ path: runtime.path ?? DEFAULT_RUNC_PATH, root: runtime.root ?? DEFAULT_RUNC_ROOT, args: runtime.args ?? [] }, o.id, pidFile) : undefined;
+    const killInside = runtime.kind === 'sandbox' ? () => killSandboxedExec(runtime, o.id, pidFile) : undefined;
     const deadline = timeoutSeconds > 0 ? armExecDeadline(timeoutSeconds * 1000, pidFile, processFile, conmon, killInside) : undefined;
     try {
       const result = await conmon.catch((err: unknown) => {

@@ -48,6 +48,7 @@ describe('conmon protocol pieces', () => {
       conmonPidFile: '/b/conmon.pid',
       exitDir: '/e',
       socketDir: '/s',
+      runtime: { path: '/usr/sbin/runc', root: '/run/skiff/runc', args: [], kind: 'oci' as const },
     };
     const args = containerMonitorArgs({ ...base, logDrivers: [{ driver: 'journald' }], logTag: 't', terminal: true, stdin: true, leaveStdinOpen: true });
     assert.ok(args.join(' ').includes('--log-path journald: --log-tag t --terminal --stdin --leave-stdin-open'));
@@ -92,7 +93,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     await fs.writeFile(join(bundle, 'config.json'), JSON.stringify(spec));
     created.push(id);
     const monitor = await createContainerWithMonitor({
-      runtime: { root: runc.root },
+      runtime: { ...runc.binaryForConmon, kind: 'oci' },
       id,
       name: prefix,
       bundle,
@@ -186,7 +187,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     const { id, spec } = await start(prefix, {});
     const proc = (script: string): Spec['process'] => ({ ...spec.process, args: ['sh', '-c', script] });
 
-    const plain = await execSync({ runtime: { root: runc.root }, id, process: proc('echo to-out; echo to-err >&2; exit 3'), timeoutSeconds: 10 });
+    const plain = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('echo to-out; echo to-err >&2; exit 3'), timeoutSeconds: 10 });
     assert.deepEqual(plain, {
       exitCode: 3,
       stdout: 'to-out\n',
@@ -198,7 +199,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     });
 
     let t = Date.now();
-    const background = await execSync({ runtime: { root: runc.root }, id, process: proc('sleep 30 & echo started'), timeoutSeconds: 10 });
+    const background = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('sleep 30 & echo started'), timeoutSeconds: 10 });
     assert.equal(background.exitCode, 0);
     assert.equal(background.stdout, 'started\n');
     assert.ok(Date.now() - t < 20_000, `a background process held the exec for ${Date.now() - t} ms`);
@@ -206,18 +207,18 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     // Several runs, because conmon's whole-second timer lands at a different offset each time.
     for (let run = 0; run < 3; run++) {
       t = performance.now();
-      const slow = await execSync({ runtime: { root: runc.root }, id, process: proc('echo before; sleep 50 & exec sleep 60'), timeoutSeconds: 1 });
+      const slow = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('echo before; sleep 50 & exec sleep 60'), timeoutSeconds: 1 });
       const took = performance.now() - t;
       assert.equal(slow.timedOut, true);
       assert.equal(slow.exitCode, -1);
       assert.equal(slow.stdout, 'before\n', 'output written before the timeout is kept');
       assert.ok(took >= 1000 && took < 20_000, `a 1 s timeout took ${Math.round(took)} ms`);
     }
-    const remaining = await execSync({ runtime: { root: runc.root }, id, process: proc('ps -o args | grep -c "^sleep [56]0"'), timeoutSeconds: 10 });
+    const remaining = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('ps -o args | grep -c "^sleep [56]0"'), timeoutSeconds: 10 });
     assert.equal(remaining.stdout.trim(), '0', 'the timed-out command and its background child were killed');
 
     await assert.rejects(
-      execSync({ runtime: { root: runc.root }, id, process: { ...spec.process, args: ['/no/such/cmd'] }, timeoutSeconds: 10 }),
+      execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: { ...spec.process, args: ['/no/such/cmd'] }, timeoutSeconds: 10 }),
       (err: unknown) => err instanceof ConmonError && /no such file|not found/.test(err.message),
     );
     await stopContainer(runc, id, { exitDir, timeoutMs: 0 });

@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError } from '@skiff/common';
-import { DEFAULT_RUNC_PATH, DEFAULT_RUNC_ROOT } from '../oci/runc.js';
+import { readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common';
 import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 export const DEFAULT_CONMON_PATH = '/usr/bin/conmon';
@@ -13,23 +12,10 @@ export type LogDriver =
   /** The systemd journal, with CONTAINER_ID_FULL / CONTAINER_NAME / CONTAINER_TAG fields. */
   | { driver: 'journald' };
 
-export interface RuntimeBinary {
-  /** The OCI runtime binary conmon runs (runc). */
-  path?: string;
-  /** runc --root, the same one our Runc wrapper uses. */
-  root?: string;
-  /** Further global runtime flags (e.g. --systemd-cgroup). */
-  args?: string[];
-  /**
-   * A program conmon runs in the runtime's place, given the runtime's path as its first argument
-   * (see helpers/sandbox-runtime.sh).
-   */
-  launcher?: string;
-}
-
 export interface ContainerMonitorOptions {
   conmonPath?: string;
-  runtime?: RuntimeBinary;
+  /** The container's runtime, the same one runtime-svc's Runc runs (runtimeForConmon). */
+  runtime: RuntimeBinary;
   id: string;
   /** Shown as CONTAINER_NAME in the journal. */
   name?: string;
@@ -80,15 +66,6 @@ function logPathArg(d: LogDriver): string {
   // conmon splits on ':'; a path with one would be cut short.
   if (d.path.includes(':')) throw new ConmonError(`log path ${d.path} contains ':', which conmon cannot handle`);
   return `k8s-file:${d.path}`;
-}
-
-/** conmon's --runtime and --runtime-arg flags for a runtime (through its launcher, if it has one). */
-export function conmonRuntimeArgs(runtime: RuntimeBinary | undefined): string[] {
-  const path = runtime?.path ?? DEFAULT_RUNC_PATH;
-  const args = runtime?.launcher ? ['--runtime', runtime.launcher, '--runtime-arg', path] : ['--runtime', path];
-  args.push('--runtime-arg', `--root=${runtime?.root ?? DEFAULT_RUNC_ROOT}`);
-  for (const arg of runtime?.args ?? []) args.push('--runtime-arg', arg);
-  return args;
 }
 
 export function containerMonitorArgs(o: ContainerMonitorOptions): string[] {

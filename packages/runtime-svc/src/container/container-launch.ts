@@ -15,13 +15,15 @@ export const START_ERROR_EXIT_CODE = 128;
 /**
  * The first half of StartContainer: `runc create` of the bundle CreateContainer prepared, under
  * conmon, whose output goes to the journal tagged with the container id (logs-svc writes the CRI
- * log file from there) or, without journald, to the log file itself. An unprivileged read-only
- * root is then remounted read-only (rootfs-protection.ts), before anything of the container runs.
+ * log file from there). Without journald only a container without a log file runs (StartContainer
+ * checks): its output goes to a file in the container's own directory, which only root can reach.
+ * An unprivileged read-only root is then remounted read-only (rootfs-protection.ts), before
+ * anything of the container runs.
  */
 export async function createUnderMonitor(ctx: RuntimeContext, rec: ContainerRecord, timer: StepTimer): Promise<MonitoredContainer> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
-  const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: rec.logPath || paths.fallbackLog }];
+  const logDrivers: LogDriver[] = ctx.journald ? [{ driver: 'journald' }] : [{ driver: 'k8s-file', path: paths.fallbackLog }];
   const monitor = await createContainerWithMonitor({
     conmonPath: ctx.config.runtime.conmon,
     runtime: runtimeForConmon(handler),

@@ -23,3 +23,17 @@ export function resolveLogPath(logDirectory: string, logPath: string): string {
   }
   return full;
 }
+
+/**
+ * A container with a log file needs journald. Without it conmon would write the file itself, and
+ * conmon (2.1.6) opens the path, and `<path>.tmp` when the log is reopened, following symbolic
+ * links: whoever can write the log directory could point them at any file of root's. conmon takes
+ * no descriptor for its log, so such a container is refused rather than given to it.
+ */
+export function requireJournaldForLog(journald: boolean, logPath: string, what: string): void {
+  if (journald || !logPath) return;
+  throw new StatusError(
+    status.FAILED_PRECONDITION,
+    `${what}: journald is not running, and without it the container's log ${logPath} would be written by conmon, which follows symbolic links in the log directory; start systemd-journald, then restart runtime-svc (or create the container without a log path)`,
+  );
+}

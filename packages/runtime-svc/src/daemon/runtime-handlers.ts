@@ -1,6 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { SANDBOX_RUNTIME_LAUNCHER, StatusError, type RuntimeHandlerKind, type RuntimeServiceConfig } from '@skiff/common';
-import type { RuntimeBinary } from '../conmon/conmon.js';
+import { StatusError, type RuntimeBinary, type RuntimeHandlerKind, type RuntimeServiceConfig } from '@skiff/common';
 import { Runc } from '../oci/runc.js';
 import type { RuntimePaths } from './paths.js';
 
@@ -84,10 +83,9 @@ export class RuntimeHandlers {
   }
 }
 
-/** How conmon runs a handler's runtime: a sandbox-kind one (runsc) through its launcher. */
+/** A handler's runtime as conmon and stream-svc run it: the same binary, root and flags as its Runc. */
 export function runtimeForConmon(handler: RuntimeHandler): RuntimeBinary {
-  const binary = handler.runc.binaryForConmon;
-  return handler.kind === 'sandbox' ? { ...binary, launcher: SANDBOX_RUNTIME_LAUNCHER } : binary;
+  return { ...handler.runc.binaryForConmon, kind: handler.kind };
 }
 
 /** The handler `name` names when it is a sandbox-kind one (runsc); the default ("", "runc") never is. */

@@ -1,7 +1,6 @@
-import { promises as fs, constants } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { status } from '@grpc/grpc-js';
-import { errnoCode, logsContainerPath, StatusError, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
+import { logsContainerPath, openLogFile, StatusError, UnsafeLogPath, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
@@ -45,26 +44,24 @@ const TRACK_TIMEOUT_MS = 10_000;
 export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<void> {
   const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath });
   if ('code' in answer && answer.code === 204) return;
+  if ('code' in answer && answer.code === 422) throw new StatusError(status.INVALID_ARGUMENT, `${answer.message}; remove it`);
   ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, 'logs-svc did not take the container; it will when it starts');
   await createLogFile(logPath);
 }
 
-/** The empty log file, made without following a link or blocking on a FIFO someone put at its path. */
+/**
+ * The empty log file and its directories, made as logs-svc makes them: never through a symbolic
+ * link at any level, nor blocking on a FIFO someone put at its path.
+ */
 export async function createLogFile(logPath: string): Promise<void> {
   let handle;
   try {
-    handle = await fs.open(logPath, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
+    handle = await openLogFile(logPath);
   } catch (err) {
-    if (errnoCode(err) === 'ELOOP') throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is a symbolic link; remove it`);
-    // A FIFO without a reader.
-    if (errnoCode(err) === 'ENXIO') throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is not a regular file; remove it`);
+    if (err instanceof UnsafeLogPath) throw new StatusError(status.INVALID_ARGUMENT, `${err.message}; remove it`);
     throw err;
   }
-  try {
-    if (!(await handle.stat()).isFile()) throw new StatusError(status.INVALID_ARGUMENT, `the log path ${logPath} is not a regular file; remove it`);
-  } finally {
-    await handle.close();
-  }
+  await handle.close();
 }
 
 /** Tells logs-svc a container is gone (best effort: at its start logs-svc drops what runtime-svc no longer lists). */
@@ -96,6 +93,6 @@ export async function reopenContainerLogFile(ctx: RuntimeContext, id: string): P
   const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'reopen'), 40_000);
   if ('code' in answer && answer.code === 204) return;
   if (!('code' in answer)) throw new StatusError(status.UNAVAILABLE, `ReopenContainerLog: ${answer.message}; start it (skiff up runs it) and retry`);
-  const code = answer.code === 404 ? status.FAILED_PRECONDITION : answer.code === 503 || answer.code === 504 ? status.UNAVAILABLE : status.INTERNAL;
+  const code = answer.code === 404 || answer.code === 422 ? status.FAILED_PRECONDITION : answer.code === 503 || answer.code === 504 ? status.UNAVAILABLE : status.INTERNAL;
   throw new StatusError(code, `ReopenContainerLog: logs-svc answered: ${answer.message || `HTTP ${answer.code}`}`);
 }
