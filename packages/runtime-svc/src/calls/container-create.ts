@@ -139,6 +139,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
     ctx.state.reserveContainerName(nameKey, id);
     const paths = ctx.paths.container(id);
+    const sandboxPaths = ctx.paths.sandbox(sandbox.id);
     const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
     const criStopSignal = config.stop_signal;
     const imageStopSignal = resolved.config.config?.StopSignal;
@@ -218,7 +219,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           config,
           image: resolved.config,
           sandbox,
-          sandboxPaths: ctx.paths.sandbox(sandbox.id),
+          sandboxPaths,
           rootfs: paths.rootfs,
           user,
           mounts: specMounts,
@@ -230,7 +231,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         }), cdi);
       const imageVolumeDir = join(paths.dir, 'image-volumes');
       const madeOfMappedLayers = (source: string): boolean => source.startsWith(`${imageVolumeDir}/`);
-      const idmapped = sandbox.userns ? new IdmappedMounts(`/proc/${sandbox.pid}/ns/user`, join(paths.dir, 'idmapped')) : undefined;
+      const idmapped = sandbox.userns ? new IdmappedMounts(sandboxPaths.userns, join(paths.dir, 'idmapped')) : undefined;
       if (idmapped && sandbox.userns) {
         // Every copy at once: the layers, the image volumes' layers, and each bind the spec will
         // have (which the container's user does not change, so a provisional one tells them).

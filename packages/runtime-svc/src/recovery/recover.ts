@@ -15,6 +15,10 @@ import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { releaseStartGate } from '../container/sandboxed-start.js';
 import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
+import { pinMissingNamespaces } from '../sandbox/pod-namespaces.js';
+import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
+import { ProcessGoneError } from '../mounts/native-helpers.js';
+import { readProcStat } from '../process/processes.js';
 
 export interface RecoveryReport {
   sandboxes: number;
@@ -110,14 +114,27 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   return report;
 }
 
-/** A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready again. */
+/**
+ * A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready
+ * again. One whose pause runs has its namespaces pinned (a pod started before they were).
+ */
 async function checkSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (rec.phase !== 'ready' || rec.pid === undefined) return;
   const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
   if (!state) {
     rec.pid = undefined;
     await ctx.records.saveSandbox(rec);
+    return;
   }
+  if (!(await pauseProcessRunning(rec))) return;
+  // A record without a start time trusts its pid, as it always did.
+  const startTime = rec.pidStartTime ?? readProcStat(rec.pid)?.startTime;
+  if (startTime === undefined) return;
+  const pinned = await pinMissingNamespaces(rec, ctx.paths.sandbox(rec.id), { pid: rec.pid, startTime }).catch((err: unknown) => {
+    if (err instanceof ProcessGoneError) return [];
+    throw err;
+  });
+  if (pinned.length > 0) ctx.log.info({ sandbox: rec.id, namespaces: pinned }, "recovery: pinned the pod's namespaces");
 }
 
 async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
