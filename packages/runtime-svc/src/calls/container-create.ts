@@ -13,7 +13,7 @@ import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spe
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
-import { makeTraversable } from '../state/traversable.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
@@ -201,7 +201,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     async function prepareContainer(): Promise<void> {
       const makeDirs = async (): Promise<void> => {
         await fs.mkdir(paths.dir, { mode: 0o700 });
-        if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+        if (sandbox.userns) await letPodRootThrough(ctx.config.root, paths.dir, sandbox.userns.gid.hostID);
         await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
       };
       // The lease keeps the image's layers on disk for as long as this container exists. It holds

@@ -15,7 +15,7 @@ import { pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from '../sandb
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
 import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
-import { makeTraversable } from '../state/traversable.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
@@ -62,7 +62,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   try {
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
-    if (rec.userns) await makeTraversable(ctx.config.root, paths.dir);
+    if (rec.userns) await letPodRootThrough(ctx.config.root, paths.dir, rec.userns.gid.hostID);
 
     if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
     if (rec.userns) undo.push(() => unmountIfMounted(paths.userns));

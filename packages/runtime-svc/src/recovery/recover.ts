@@ -16,6 +16,7 @@ import { releaseStartGate } from '../container/sandboxed-start.js';
 import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
 import { pinMissingNamespaces } from '../sandbox/pod-namespaces.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
 import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
 import { ProcessGoneError } from '../mounts/native-helpers.js';
 import { readProcStat } from '../process/processes.js';
@@ -84,8 +85,14 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     });
   }
 
+  // Directories of user-namespaced pods made open to all by earlier versions are closed again.
+  const restrictToPodRoot = async (dir: string, sandbox: SandboxRecord | undefined): Promise<void> => {
+    const gid = sandbox?.userns?.gid.hostID;
+    if (gid !== undefined) await attempt(`restricting ${dir} to the pod's root`, () => letPodRootThrough(ctx.config.root, dir, gid));
+  };
   for (const rec of liveSandboxes.values()) {
     await attempt(`checking sandbox ${rec.id}`, () => checkSandbox(ctx, rec));
+    await restrictToPodRoot(ctx.paths.sandbox(rec.id).dir, rec);
     ctx.state.sandboxes.set(rec.id, rec);
     ctx.state.reservePodName(podNameKey(rec.metadata), rec.id);
     report.sandboxes++;
@@ -93,6 +100,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   for (const rec of liveContainers) {
     const before = rec.phase;
     await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
+    await restrictToPodRoot(ctx.paths.container(rec.id).dir, liveSandboxes.get(rec.sandboxId));
     if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
     ctx.state.reserveContainerName(rec.nameKey, rec.id);
