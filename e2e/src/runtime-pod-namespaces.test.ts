@@ -36,6 +36,11 @@ function usernsPodConfig(hostId: number): Partial<cri.PodSandboxConfig> {
   return { linux: { security_context: { namespace_options: { userns_options: { mode: 'POD', uids: mapping, gids: mapping } } } } };
 }
 
+/** Host namespaces are runc's: these pods run under it whatever SKIFF_E2E_RUNTIME_HANDLER says. */
+function runcPod(config: Partial<cri.PodSandboxConfig> = {}): Promise<Pod> {
+  return h.runPod(config, '');
+}
+
 async function runIn(pod: Pod): Promise<string> {
   return h.runContainer(pod, `c-${++counter}`, { linux: { security_context: { namespace_options: pod.config.linux?.security_context?.namespace_options ?? {} } } });
 }
@@ -104,7 +109,7 @@ after(async () => {
 
 describe("a pod's namespaces, held by files", () => {
   test("an app container's spec joins the pinned files, never /proc/<pid>, and it shares the pause's IPC, UTS and PID namespaces", async () => {
-    const pod = await h.runPod();
+    const pod = await runcPod();
     const id = await runIn(pod);
     const namespaces = await specNamespaces(id);
     for (const kind of POD_KINDS) {
@@ -115,7 +120,7 @@ describe("a pod's namespaces, held by files", () => {
   });
 
   test("a user-namespaced pod's containers join its user namespace by its file, and its other namespaces by theirs", async () => {
-    const pod = await h.runPod(usernsPodConfig(HOST_BASE));
+    const pod = await runcPod(usernsPodConfig(HOST_BASE));
     const id = await runIn(pod);
     const namespaces = await specNamespaces(id);
     assert.equal(namespaces.find((ns) => ns.type === 'user')?.path, join(sandboxDir(pod), 'userns'));
@@ -126,10 +131,10 @@ describe("a pod's namespaces, held by files", () => {
   });
 
   test('runtime-svc killed mid-life comes back to pods whose new containers join the same namespaces, and pins those of a pod that had none', async () => {
-    const pod = await h.runPod();
+    const pod = await runcPod();
     const first = await runIn(pod);
     // A pod as one started before namespaces were pinned: no pin, its pause alive.
-    const unpinned = await h.runPod(usernsPodConfig(HOST_BASE + SIZE));
+    const unpinned = await runcPod(usernsPodConfig(HOST_BASE + SIZE));
     for (const kind of POD_KINDS) {
       const file = join(sandboxDir(unpinned), `${kind}ns`);
       await run('umount', [file]);
@@ -145,7 +150,7 @@ describe("a pod's namespaces, held by files", () => {
   });
 
   test('a pod whose pause process died takes no container: FailedPrecondition, for a new one and for one created before', async () => {
-    const pod = await h.runPod();
+    const pod = await runcPod();
     const created = await h.createContainer(pod, `c-${++counter}`);
     process.kill(await pausePid(pod), 'SIGKILL');
     await eventually('the pod to turn NOTREADY', async () => (await h.podStatus(pod.id)).state === 'SANDBOX_NOTREADY');
@@ -155,7 +160,7 @@ describe("a pod's namespaces, held by files", () => {
 
   test('StopPodSandbox releases the pins and RemovePodSandbox leaves no mount of the pod', async () => {
     for (const config of [{}, usernsPodConfig(HOST_BASE + 2 * SIZE)]) {
-      const pod = await h.runPod(config);
+      const pod = await runcPod(config);
       await runIn(pod);
       assert.equal((await pinMounts(pod)).length, config.linux ? 4 : 3, 'pinned while the pod runs');
       await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
