@@ -13,7 +13,7 @@ import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spe
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
-import { makeTraversable } from '../state/traversable.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
@@ -140,6 +140,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
     ctx.state.reserveContainerName(nameKey, id);
     const paths = ctx.paths.container(id);
+    const sandboxPaths = ctx.paths.sandbox(sandbox.id);
     const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
     const criStopSignal = config.stop_signal;
     const imageStopSignal = resolved.config.config?.StopSignal;
@@ -199,7 +200,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     async function prepareContainer(): Promise<void> {
       const makeDirs = async (): Promise<void> => {
         await fs.mkdir(paths.dir, { mode: 0o700 });
-        if (sandbox.userns) await makeTraversable(ctx.config.root, paths.dir);
+        if (sandbox.userns) await letPodRootThrough(ctx.config.root, paths.dir, sandbox.userns.gid.hostID);
         await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
       };
       // The lease keeps the image's layers on disk for as long as this container exists. It holds
@@ -217,7 +218,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
           config,
           image: resolved.config,
           sandbox,
-          sandboxPaths: ctx.paths.sandbox(sandbox.id),
+          sandboxPaths,
           rootfs: paths.rootfs,
           user,
           mounts: specMounts,
@@ -229,7 +230,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         }), cdi);
       const imageVolumeDir = join(paths.dir, 'image-volumes');
       const madeOfMappedLayers = (source: string): boolean => source.startsWith(`${imageVolumeDir}/`);
-      const idmapped = sandbox.userns ? new IdmappedMounts(`/proc/${sandbox.pid}/ns/user`, join(paths.dir, 'idmapped')) : undefined;
+      const idmapped = sandbox.userns ? new IdmappedMounts(sandboxPaths.userns, join(paths.dir, 'idmapped')) : undefined;
       if (idmapped && sandbox.userns) {
         // Every copy at once: the layers, the image volumes' layers, and each bind the spec will
         // have (which the container's user does not change, so a provisional one tells them).

@@ -64,6 +64,10 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       await ctx.records.saveContainer(rec);
       ctx.exitWatch.exitRecorded(rec.id);
       ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
+      // The pause died since the check above: its pinned PID namespace takes no new process.
+      if (!(await sandboxIsReady(ctx, sandbox))) {
+        throw new StatusError(status.FAILED_PRECONDITION, `container ${rec.id} could not be started: the pod sandbox ${sandbox.id} is no longer ready (its pause process exited): ${errorMessage(err)}`);
+      }
       throw new StatusError(status.INTERNAL, `container ${rec.id} could not be started: ${errorMessage(err)}`);
     }
     rec.phase = 'running';

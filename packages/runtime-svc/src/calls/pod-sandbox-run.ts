@@ -11,10 +11,11 @@ import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
+import { pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from '../sandbox/pod-namespaces.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
 import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
-import { makeTraversable } from '../state/traversable.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
 import { podNameKey } from '../state/state-index.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
@@ -24,7 +25,8 @@ const SHM_OPTIONS = ['nosuid', 'nodev', 'noexec', 'mode=1777', 'size=67108864'];
 
 /**
  * RunPodSandbox: network namespace (in a user namespace of the pod's own when it asks for one) +
- * CNI, pod files, /dev/shm, and catatonit as the pod's PID 1.
+ * CNI, pod files, /dev/shm, and catatonit as the pod's PID 1, whose IPC, UTS and PID namespaces
+ * are then pinned on files.
  * The record (phase "creating") is on disk before CNI ADD and the pause start, and each step
  * registers its undo before it runs (every undo tolerates its object being absent); a failure
  * runs them in reverse, so nothing is left behind, and a crash leaves a "creating" record (or,
@@ -61,7 +63,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   try {
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
     undo.push(() => fs.rm(paths.dir, { recursive: true, force: true }));
-    if (rec.userns) await makeTraversable(ctx.config.root, paths.dir);
+    if (rec.userns) await letPodRootThrough(ctx.config.root, paths.dir, rec.userns.gid.hostID);
 
     if (network) undo.push(() => ctx.netns.remove(id), () => detachSandboxNetwork(ctx, rec));
     if (rec.userns) undo.push(() => unmountIfMounted(paths.userns));
@@ -85,7 +87,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
 
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
     if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
-    undo.push(() => deleteSandboxContainer(ctx, rec));
+    undo.push(() => deleteSandboxContainer(ctx, rec), () => unpinPodNamespaces(paths));
     // The pod network and the pause container only share the namespaces, which exist already:
     // set both up at once (the two slowest steps of a pod start); hosts is written as soon as
     // the addresses are known.
@@ -99,7 +101,11 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
             }),
           )
         : [],
-      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)),
+      // Its namespaces are pinned at once: the pod's containers join the files, not its pid.
+      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)).then(async (pause) => {
+        await timer.time('pin namespaces', pinPodNamespaces(paths, podOwnNamespaces(rec), pause));
+        return pause;
+      }),
     ]);
     timer.mark('network and pause');
     rec.ips = ips;

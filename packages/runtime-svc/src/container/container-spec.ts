@@ -13,6 +13,7 @@ import type { BindMountInput } from '../oci/spec-builder.js';
 import type { ResolvedUser } from './user.js';
 import { apparmorFor } from './security-profiles.js';
 import { rootfsProtection } from './rootfs-protection.js';
+import { joinPinned, podOwnNamespaces, type PinnedNamespace } from '../sandbox/pod-namespaces.js';
 
 /** CRI resources (int64 as decimal strings) in the spec builder's form. */
 export function resourcesOf(r: cri.LinuxContainerResources__Output | null): ResourcesInput | undefined {
@@ -31,18 +32,15 @@ export function resourcesOf(r: cri.LinuxContainerResources__Output | null): Reso
   };
 }
 
-/** Namespace paths of the sandbox's PID 1, which the containers join. */
-function sandboxNs(sandbox: SandboxRecord, kind: 'ipc' | 'uts' | 'pid' | 'user'): NamespaceMode {
-  return { mode: 'join', path: `/proc/${sandbox.pid}/ns/${kind}` };
-}
-
 /**
  * The container's namespaces: network and UTS are always the pod's (or the host's), IPC the pod's
  * unless NODE, and PID by the container's own option: POD (the pod's), CONTAINER (its own), NODE,
- * or TARGET (another container's, given by its init pid).
+ * or TARGET (another container's, given by its init pid). The pod's own namespaces are joined
+ * through the files that pin them (sandbox/pod-namespaces.ts), never through the pause's pid.
  */
-export function containerNamespaces(sandbox: SandboxRecord, options: cri.NamespaceOption__Output | null, targetPid: number | undefined): NamespacesInput {
-  const hostNetwork = sandbox.namespaces.network === 'NODE';
+export function containerNamespaces(sandbox: SandboxRecord, sandboxPaths: SandboxPaths, options: cri.NamespaceOption__Output | null, targetPid: number | undefined): NamespacesInput {
+  const own = new Set(podOwnNamespaces(sandbox));
+  const pod = (kind: PinnedNamespace): NamespaceMode => (own.has(kind) ? joinPinned(sandboxPaths, kind) : { mode: 'host' });
   const pidMode = options?.pid ?? 'POD';
   let pid: NamespaceMode;
   switch (pidMode) {
@@ -57,14 +55,14 @@ export function containerNamespaces(sandbox: SandboxRecord, options: cri.Namespa
       pid = { mode: 'join', path: `/proc/${targetPid}/ns/pid` };
       break;
     default:
-      pid = sandbox.namespaces.pid === 'NODE' ? { mode: 'host' } : sandboxNs(sandbox, 'pid');
+      pid = pod('pid');
   }
-  const ipcHost = (options?.ipc ?? sandbox.namespaces.ipc) === 'NODE' || sandbox.namespaces.ipc === 'NODE';
+  const ipcHost = (options?.ipc ?? sandbox.namespaces.ipc) === 'NODE';
   return {
-    user: sandbox.userns ? sandboxNs(sandbox, 'user') : { mode: 'host' },
-    network: hostNetwork ? { mode: 'host' } : { mode: 'join', path: sandbox.netnsPath ?? '' },
-    uts: hostNetwork ? { mode: 'host' } : sandboxNs(sandbox, 'uts'),
-    ipc: ipcHost ? { mode: 'host' } : sandboxNs(sandbox, 'ipc'),
+    user: sandbox.userns ? { mode: 'join', path: sandboxPaths.userns } : { mode: 'host' },
+    network: sandbox.namespaces.network === 'NODE' ? { mode: 'host' } : { mode: 'join', path: sandbox.netnsPath ?? '' },
+    uts: pod('uts'),
+    ipc: ipcHost ? { mode: 'host' } : pod('ipc'),
     pid,
   };
 }
@@ -113,7 +111,7 @@ export function containerSpecInput(p: ContainerSpecParts): ContainerSpecInput {
     terminal: config.tty,
     mounts: p.mounts,
     extraMounts: podFileMounts(sandbox, p.sandboxPaths, p.mounts, readonlyRootfs),
-    namespaces: containerNamespaces(sandbox, security?.namespace_options ?? null, p.targetPid),
+    namespaces: containerNamespaces(sandbox, p.sandboxPaths, security?.namespace_options ?? null, p.targetPid),
     ...(sandbox.userns ? { idMappings: sandbox.userns } : {}),
     cgroupsPath: p.cgroupsPath,
     capabilities: { add: security?.capabilities?.add_capabilities ?? [], drop: security?.capabilities?.drop_capabilities ?? [] },

@@ -18,6 +18,13 @@ export interface SandboxPaths {
   pidFile: string;
   /** A pod with its own user namespace: the namespace, bind-mounted here, which keeps it alive. */
   userns: string;
+  /**
+   * The IPC, UTS and PID namespaces the pause process made, bind-mounted here once it started
+   * (pod-namespaces.ts): what the pod's containers join, never /proc/<pause pid>/ns/*.
+   */
+  ipcns: string;
+  utsns: string;
+  pidns: string;
 }
 
 export interface ContainerPaths {
@@ -91,6 +98,9 @@ export class RuntimePaths {
       shm: join(dir, 'shm'),
       pidFile: join(dir, 'pidfile'),
       userns: join(dir, 'userns'),
+      ipcns: join(dir, 'ipcns'),
+      utsns: join(dir, 'utsns'),
+      pidns: join(dir, 'pidns'),
     };
   }
 

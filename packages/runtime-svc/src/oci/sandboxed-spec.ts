@@ -35,13 +35,20 @@ export function checkContainerFeatures(handler: RuntimeHandler, config: cri.Cont
  * enforce: its gofer makes the mount points at start, so the host overlay cannot be read-only
  * then, as it is for runc (see rootfs-protection.ts). In the host's UTS namespace the container
  * sees the sandbox kernel's name, which is set to the host's.
+ *
+ * runsc joins no host namespace for a container in its sandbox: a PID namespace path is only a
+ * name, which runsc takes for the sandbox's own namespace when it reads `/proc/<sandbox pid>/ns/pid`
+ * and for a new one otherwise. So the pod's (the pinned file) is left out: a container that names
+ * no PID namespace runs in the sandbox's, as runsc would make it.
  */
 export function adaptSpecToSandbox(spec: Spec, readonlyRootfs: boolean): Spec {
-  const hostUts = !(spec.linux?.namespaces ?? []).some((ns) => ns.type === 'uts');
+  const namespaces = spec.linux?.namespaces ?? [];
+  const hostUts = !namespaces.some((ns) => ns.type === 'uts');
   return {
     ...spec,
     ...(hostUts && !spec.hostname ? { hostname: hostname() } : {}),
     ...(spec.root ? { root: { ...spec.root, readonly: readonlyRootfs } } : {}),
+    linux: { ...spec.linux, namespaces: namespaces.filter((ns) => !(ns.type === 'pid' && ns.path !== undefined)) },
     mounts: (spec.mounts ?? []).filter((m) => !(m.destination === '/sys/fs/cgroup' && m.type === 'cgroup')),
   };
 }

@@ -15,6 +15,11 @@ import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
 import { releaseStartGate } from '../container/sandboxed-start.js';
 import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
+import { pinMissingNamespaces } from '../sandbox/pod-namespaces.js';
+import { letPodRootThrough } from '../state/pod-directory.js';
+import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
+import { ProcessGoneError } from '../mounts/native-helpers.js';
+import { readProcStat } from '../process/processes.js';
 
 export interface RecoveryReport {
   sandboxes: number;
@@ -80,8 +85,14 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     });
   }
 
+  // Directories of user-namespaced pods made open to all by earlier versions are closed again.
+  const restrictToPodRoot = async (dir: string, sandbox: SandboxRecord | undefined): Promise<void> => {
+    const gid = sandbox?.userns?.gid.hostID;
+    if (gid !== undefined) await attempt(`restricting ${dir} to the pod's root`, () => letPodRootThrough(ctx.config.root, dir, gid));
+  };
   for (const rec of liveSandboxes.values()) {
     await attempt(`checking sandbox ${rec.id}`, () => checkSandbox(ctx, rec));
+    await restrictToPodRoot(ctx.paths.sandbox(rec.id).dir, rec);
     ctx.state.sandboxes.set(rec.id, rec);
     ctx.state.reservePodName(podNameKey(rec.metadata), rec.id);
     report.sandboxes++;
@@ -89,6 +100,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   for (const rec of liveContainers) {
     const before = rec.phase;
     await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
+    await restrictToPodRoot(ctx.paths.container(rec.id).dir, liveSandboxes.get(rec.sandboxId));
     if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
     ctx.state.reserveContainerName(rec.nameKey, rec.id);
@@ -110,14 +122,27 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   return report;
 }
 
-/** A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready again. */
+/**
+ * A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready
+ * again. One whose pause runs has its namespaces pinned (a pod started before they were).
+ */
 async function checkSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   if (rec.phase !== 'ready' || rec.pid === undefined) return;
   const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
   if (!state) {
     rec.pid = undefined;
     await ctx.records.saveSandbox(rec);
+    return;
   }
+  if (!(await pauseProcessRunning(rec))) return;
+  // A record without a start time trusts its pid, as it always did.
+  const startTime = rec.pidStartTime ?? readProcStat(rec.pid)?.startTime;
+  if (startTime === undefined) return;
+  const pinned = await pinMissingNamespaces(rec, ctx.paths.sandbox(rec.id), { pid: rec.pid, startTime }).catch((err: unknown) => {
+    if (err instanceof ProcessGoneError) return [];
+    throw err;
+  });
+  if (pinned.length > 0) ctx.log.info({ sandbox: rec.id, namespaces: pinned }, "recovery: pinned the pod's namespaces");
 }
 
 async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {

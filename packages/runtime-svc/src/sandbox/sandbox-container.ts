@@ -11,6 +11,7 @@ import { directSignals, stopContainer, stopUnmonitoredContainer } from '../oci/s
 import type { SandboxRecord } from '../state/records.js';
 import { isRunningState, readProcStat } from '../process/processes.js';
 import { pauseProcessRunning } from './sandbox-state.js';
+import { podOwnNamespaces, type PinnedNamespace } from './pod-namespaces.js';
 
 /** Where catatonit appears inside the sandbox's otherwise empty root filesystem. */
 const CATATONIT_IN_SANDBOX = '/catatonit';
@@ -28,8 +29,9 @@ export function shmMount(rec: SandboxRecord, paths: SandboxPaths): { destination
  * filter would cost runc tens of milliseconds on every pod start.
  */
 export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): ContainerSpecInput {
-  const hostNetwork = rec.namespaces.network === 'NODE';
-  const network: NamespaceMode = hostNetwork ? { mode: 'host' } : { mode: 'join', path: netnsPath };
+  const network: NamespaceMode = rec.namespaces.network === 'NODE' ? { mode: 'host' } : { mode: 'join', path: netnsPath };
+  const own = new Set(podOwnNamespaces(rec));
+  const ownOrHost = (kind: PinnedNamespace): NamespaceMode => (own.has(kind) ? { mode: 'new' } : { mode: 'host' });
   return {
     rootfs: paths.rootfs,
     readonlyRootfs: true,
@@ -42,9 +44,10 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
       // it first, so the namespaces the pause makes belong to it too.
       user: rec.userns ? { mode: 'join', path: paths.userns } : { mode: 'host' },
       network,
-      uts: hostNetwork ? { mode: 'host' } : { mode: 'new' },
-      ipc: rec.namespaces.ipc === 'NODE' ? { mode: 'host' } : { mode: 'new' },
-      pid: rec.namespaces.pid === 'NODE' ? { mode: 'host' } : { mode: 'new' },
+      // Pinned on files once the pause runs (pod-namespaces.ts).
+      uts: ownOrHost('uts'),
+      ipc: ownOrHost('ipc'),
+      pid: ownOrHost('pid'),
     },
     ...(rec.userns ? { idMappings: rec.userns } : {}),
     cgroupsPath: rec.cgroupsPath,

@@ -5,6 +5,7 @@ import type { SandboxRecord } from '../state/records.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
 import { stopSandboxContainer } from './sandbox-container.js';
+import { unpinPodNamespaces } from './pod-namespaces.js';
 import { detachSandboxNetwork } from './sandbox-network.js';
 
 /** How long catatonit gets to exit on SIGTERM before it is killed. */
@@ -22,13 +23,14 @@ function stopContainers(ctx: RuntimeContext, rec: SandboxRecord): Promise<unknow
 }
 
 /**
- * The namespaces and /dev/shm, once the network is detached and the pause process is gone. The
+ * The namespaces (the network namespace, the user namespace and the pinned IPC, UTS and PID
+ * ones) and /dev/shm, once the network is detached and the pause process is gone. The
  * mounts are only the runtime's references (a namespace lives while anything holds it), so they
  * go at the same time.
  */
 async function releaseNamespaces(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
   const paths = ctx.paths.sandbox(rec.id);
-  await allSettledOrThrow([ctx.netns.remove(rec.id), unmountIfMounted(paths.shm), unmountIfMounted(paths.userns)]);
+  await allSettledOrThrow([ctx.netns.remove(rec.id), unmountIfMounted(paths.shm), unmountIfMounted(paths.userns), unpinPodNamespaces(paths)]);
   // No namespace path left means nothing left to detach: later stops and the removal skip CNI.
   rec.netnsPath = undefined;
 }
