@@ -20,11 +20,13 @@ function capped(bytes: Buffer): Buffer {
 }
 
 /**
- * ExecSync through conmon, which stops reading when the command exits; at the timeout the
- * command's process group is killed. The command runs as the container's process does: same
- * user, environment, working directory, capabilities and confinement.
+ * ExecSync through conmon, which stops reading when the command exits; at the timeout, or when
+ * the client goes away (its own deadline, a cancel), the command's process group is killed:
+ * its output is the call's only result and nobody would read it. The command runs as the
+ * container's process does: same user, environment, working directory, capabilities and
+ * confinement.
  */
-export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output): Promise<cri.ExecSyncResponse> {
+export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output, signal?: AbortSignal): Promise<cri.ExecSyncResponse> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, 'ExecSync', request.container_id));
   if (request.cmd.length === 0) throw new StatusError(status.INVALID_ARGUMENT, 'ExecSync: cmd is required');
   if (rec.phase !== 'running') {
@@ -44,10 +46,14 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
       // conmon caps both streams together; twice the per-stream limit leaves each its share.
       maxOutputBytes: 2 * EXEC_OUTPUT_LIMIT,
       workDir: ctx.paths.execDir,
+      signal,
     });
   } catch (err) {
     if (err instanceof ConmonError) throw new StatusError(status.UNKNOWN, err.message);
     throw err;
+  }
+  if (result.abandoned) {
+    throw new StatusError(status.CANCELLED, `ExecSync: the client went away (deadline passed or call cancelled); command ${JSON.stringify(request.cmd)} in container ${rec.id} was killed`);
   }
   if (result.timedOut) {
     throw new StatusError(status.DEADLINE_EXCEEDED, `ExecSync: command ${JSON.stringify(request.cmd)} in container ${rec.id} timed out after ${timeoutSeconds} s`);

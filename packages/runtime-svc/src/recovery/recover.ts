@@ -83,7 +83,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   for (const rec of liveSandboxes.values()) {
     await attempt(`checking sandbox ${rec.id}`, () => checkSandbox(ctx, rec));
     ctx.state.sandboxes.set(rec.id, rec);
-    ctx.state.reservePodName(podNameKey(rec.metadata), rec.id);
+    ctx.state.podNames.reserve(podNameKey(rec.metadata), rec.id);
     report.sandboxes++;
   }
   for (const rec of liveContainers) {
@@ -91,7 +91,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
     if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
-    ctx.state.reserveContainerName(rec.nameKey, rec.id);
+    ctx.state.containerNames.reserve(rec.nameKey, rec.id);
     report.containers++;
   }
 
