@@ -57,6 +57,17 @@ function nextEntryIn(dir: string): Promise<string> {
   });
 }
 
+/** Sends a call and cancels it the moment it has made its directory in `dir`; resolves to that directory's name. */
+async function cancelOnceStarted(dir: string, send: (signal: AbortSignal) => Promise<unknown>): Promise<string> {
+  const gone = new AbortController();
+  const madeDir = nextEntryIn(dir);
+  const call = send(gone.signal);
+  const made = await madeDir;
+  gone.abort();
+  await rejectsWithCode(call, status.CANCELLED);
+  return made;
+}
+
 /** Runs `work` with logs-svc stopped: a CreateContainer waits there for its answer, half made. */
 async function withLogsServiceStopped<T>(work: (resume: () => void) => Promise<T>): Promise<T> {
   const pid = await h.skiff.servicePid('logs-svc');
@@ -105,12 +116,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
   test('RunPodSandbox cancelled half-way and sent again at once: the retry waits for it and gets the same pod', async () => {
     const request = { config: h.podConfig(), runtime_handler: HANDLER };
     const known = await entriesOf(sandboxesDir());
-    const gone = new AbortController();
-    const madeDir = nextEntryIn(sandboxesDir());
-    const first = callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal: gone.signal });
-    const made = await madeDir;
-    gone.abort();
-    await rejectsWithCode(first, status.CANCELLED);
+    const made = await cancelOnceStarted(sandboxesDir(), (signal) => callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal }));
 
     const retry = await callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000 });
     assert.equal(retry.pod_sandbox_id, made);
@@ -126,12 +132,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
   test('RunPodSandbox cancelled, sent again once the pod is up: the pod it made; another config with its name: AlreadyExists', async () => {
     const request = { config: h.podConfig(), runtime_handler: HANDLER };
     const name = request.config.metadata!.name!;
-    const gone = new AbortController();
-    const madeDir = nextEntryIn(sandboxesDir());
-    const first = callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal: gone.signal });
-    await madeDir;
-    gone.abort();
-    await rejectsWithCode(first, status.CANCELLED);
+    await cancelOnceStarted(sandboxesDir(), (signal) => callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal }));
     const [made] = await eventually('the cancelled call finishing its pod', async () => {
       const pods = await podsNamed(name);
       return pods.length > 0 ? pods : undefined;
@@ -157,12 +158,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
       const request = { pod_sandbox_id: pod.id, config: h.containerConfig('retried'), sandbox_config: pod.config };
       const known = await entriesOf(containersDir());
       const { made, retry } = await withLogsServiceStopped(async (resume) => {
-        const gone = new AbortController();
-        const madeDir = nextEntryIn(containersDir());
-        const first = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
-        const made = await madeDir;
-        gone.abort();
-        await rejectsWithCode(first, status.CANCELLED);
+        const made = await cancelOnceStarted(containersDir(), (signal) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal }));
         // The retry arrives while the first call still waits for logs-svc.
         const retried = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000 });
         resume();
@@ -187,14 +183,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
     const pod = await h.runPod();
     try {
       const request = { pod_sandbox_id: pod.id, config: h.containerConfig('late-retry'), sandbox_config: pod.config };
-      await withLogsServiceStopped(async () => {
-        const gone = new AbortController();
-        const madeDir = nextEntryIn(containersDir());
-        const first = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
-        await madeDir;
-        gone.abort();
-        await rejectsWithCode(first, status.CANCELLED);
-      });
+      await withLogsServiceStopped(() => cancelOnceStarted(containersDir(), (signal) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal })));
       const [made] = await eventually('the cancelled call finishing its container', async () => {
         const found = await containersNamed(pod, 'late-retry');
         return found.length > 0 ? found : undefined;

@@ -194,6 +194,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       stdoutBytes: Buffer.from('to-out\n'),
       stderrBytes: Buffer.from('to-err\n'),
       timedOut: false,
+      abandoned: false,
     });
 
     let t = Date.now();
@@ -214,6 +215,16 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     }
     const remaining = await execSync({ runtime: { root: runc.root }, id, process: proc('ps -o args | grep -c "^sleep [56]0"'), timeoutSeconds: 10 });
     assert.equal(remaining.stdout.trim(), '0', 'the timed-out command and its background child were killed');
+
+    // The caller goes away (no timeout of its own): the command and its child are killed as at a timeout.
+    const gone = new AbortController();
+    const abandoned = execSync({ runtime: { root: runc.root }, id, process: proc('sleep 70 & exec sleep 80'), timeoutSeconds: 0, signal: gone.signal });
+    setTimeout(() => gone.abort(), 500);
+    const result = await abandoned;
+    assert.deepEqual([result.abandoned, result.timedOut], [true, false]);
+    const left = await execSync({ runtime: { root: runc.root }, id, process: proc('ps -o args | grep -c "^sleep [78]0"'), timeoutSeconds: 10 });
+    assert.equal(left.stdout.trim(), '0', 'the abandoned command and its background child were killed');
+    assert.equal((await execSync({ runtime: { root: runc.root }, id, process: proc('true'), timeoutSeconds: 10, signal: gone.signal })).abandoned, true, 'not started for a caller already gone');
 
     await assert.rejects(
       execSync({ runtime: { root: runc.root }, id, process: { ...spec.process, args: ['/no/such/cmd'] }, timeoutSeconds: 10 }),
