@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { watch } from 'node:fs';
+import { readdirSync, watch } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -40,15 +40,18 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 
 /**
  * The first entry made in `dir` from now on (watched, so it is seen the moment it appears): the
- * directory of the sandbox or container a call in flight has started to make.
+ * directory of the sandbox or container a call in flight has started to make. Entries removed
+ * meanwhile (the cleanups of earlier tests) are not taken for it.
  */
 function nextEntryIn(dir: string): Promise<string> {
+  const known = new Set(readdirSync(dir));
   return new Promise((resolve, reject) => {
-    const watcher = watch(dir, (event, name) => {
-      if (event !== 'rename' || !name || !/^[0-9a-f]{64}$/.test(name)) return;
+    const watcher = watch(dir, () => {
+      const made = readdirSync(dir).find((name) => !known.has(name) && /^[0-9a-f]{64}$/.test(name));
+      if (made === undefined) return;
       watcher.close();
       clearTimeout(timer);
-      resolve(name);
+      resolve(made);
     });
     const timer = setTimeout(() => {
       watcher.close();
@@ -225,7 +228,9 @@ describe('ExecSync whose client went away', () => {
     const call = callUnary(h.runtime, 'ExecSync', { container_id: app, cmd: ['sh', '-c', 'sleep 1235 & exec sleep 1236'], timeout: 3600 }, { timeoutMs: 5000 });
     await eventually('the command running', async () => ((await running(/^sleep 1236$/m)) ? true : undefined));
     await rejectsWithCode(call, status.DEADLINE_EXCEEDED);
-    await eventually('the command and its background child gone', async () => ((await running(/^sleep 123[56]$/m)) ? undefined : true));
+    // Under gVisor only the command itself is killed, inside the sandbox (see runtime-svc's README).
+    const left = HANDLER === 'runsc' ? /^sleep 1236$/m : /^sleep 123[56]$/m;
+    await eventually('the command and its background child gone', async () => ((await running(left)) ? undefined : true));
   });
 });
 
@@ -283,21 +288,20 @@ describe('the stats the kubelet reads', () => {
     const workingSet = value(memory.working_set_bytes);
     assert.ok(workingSet > 0);
     assert.ok(value(memory.usage_bytes) >= workingSet);
+    assert.ok(value(second.writable_layer?.used_bytes) >= 0);
+    assert.ok(second.writable_layer?.fs_id?.mountpoint);
+    // gVisor's kernel accounts no page faults, swap or stalls per container, and keeps no per-container limit.
+    if (HANDLER === 'runsc') return;
     assert.ok(value(memory.rss_bytes) > 0);
     assert.ok(value(memory.page_faults) > 0);
     assert.ok(value(memory.major_page_faults) >= 0);
     assert.equal(value(memory.available_bytes), memoryLimit - workingSet);
-    assert.ok(value(second.writable_layer?.used_bytes) >= 0);
-    assert.ok(second.writable_layer?.fs_id?.mountpoint);
-    // gVisor's kernel accounts neither swap nor stalls per container.
-    if (HANDLER !== 'runsc') {
-      assert.equal(value(second.swap?.swap_usage_bytes), 0);
-      assert.equal(value(second.swap?.swap_available_bytes), 0, 'memory+swap limited to the memory limit: no swap');
-      // Pressure stall information from the cgroup's cgroup2 directory (the unified hierarchy of a hybrid host).
-      for (const pressure of [second.cpu?.psi, second.memory?.psi, second.io?.psi]) {
-        assert.ok(pressure?.Some, 'pressure is reported');
-        assert.ok(Number(pressure.Some.Total) >= 0 && pressure.Some.Avg10 >= 0);
-      }
+    assert.equal(value(second.swap?.swap_usage_bytes), 0);
+    assert.equal(value(second.swap?.swap_available_bytes), 0, 'memory+swap limited to the memory limit: no swap');
+    // Pressure stall information from the cgroup's cgroup2 directory (the unified hierarchy of a hybrid host).
+    for (const pressure of [second.cpu?.psi, second.memory?.psi, second.io?.psi]) {
+      assert.ok(pressure?.Some, 'pressure is reported');
+      assert.ok(Number(pressure.Some.Total) >= 0 && pressure.Some.Avg10 >= 0);
     }
   });
 });
