@@ -204,7 +204,7 @@ describe('pod chain: CNI netns + catatonit sandbox + busybox container via conmo
     // 6. Exec in the pod, through conmon.
     const spec = JSON.parse(await fs.readFile(join(app.bundle, 'config.json'), 'utf8')) as { process: Parameters<typeof execSync>[0]['process'] };
     const exec = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id: appId, process: { ...spec.process, args: ['hostname'] }, timeoutSeconds: 10 });
-    assert.deepEqual(exec, { exitCode: 0, stdout: 'chain-pod\n', stderr: '', stdoutBytes: Buffer.from('chain-pod\n'), stderrBytes: Buffer.alloc(0), outputCut: false, timedOut: false });
+    assert.deepEqual(exec, { exitCode: 0, stdout: 'chain-pod\n', stderr: '', stdoutBytes: Buffer.from('chain-pod\n'), stderrBytes: Buffer.alloc(0), outputCut: false, timedOut: false, abandoned: false });
 
     // 7. Stop: graceful (exit code from the trap), forced (SIGKILL after the grace period), then the sandbox.
     assert.equal(await stopContainer(runc, appId, { exitDir, timeoutMs: 10_000 }), 7);

@@ -53,7 +53,7 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
     RuntimeConfig: unary(log, 'RuntimeConfig', () => runtimeConfigCall(ctx)),
     UpdateRuntimeConfig: unary(log, 'UpdateRuntimeConfig', (req: cri.UpdateRuntimeConfigRequest__Output) => updateRuntimeConfigCall(ctx, req)),
 
-    RunPodSandbox: unary(log, 'RunPodSandbox', (req: cri.RunPodSandboxRequest__Output) => runPodSandboxCall(ctx, req)),
+    RunPodSandbox: unary(log, 'RunPodSandbox', (req: cri.RunPodSandboxRequest__Output, signal: AbortSignal) => runPodSandboxCall(ctx, req, signal)),
     StopPodSandbox: unary(log, 'StopPodSandbox', (req: cri.StopPodSandboxRequest__Output) => stopPodSandboxCall(ctx, req)),
     RemovePodSandbox: unary(log, 'RemovePodSandbox', async (req: cri.RemovePodSandboxRequest__Output) => {
       const response = await removePodSandboxCall(ctx, req);
@@ -70,8 +70,8 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
     ),
     UpdatePodSandboxResources: unary(log, 'UpdatePodSandboxResources', (req: cri.UpdatePodSandboxResourcesRequest__Output) => updatePodSandboxResourcesCall(ctx, req)),
 
-    CreateContainer: unary(log, 'CreateContainer', (req: cri.CreateContainerRequest__Output) => createContainerCall(ctx, req)),
-    StartContainer: unary(log, 'StartContainer', (req: cri.StartContainerRequest__Output) => startContainerCall(ctx, req)),
+    CreateContainer: unary(log, 'CreateContainer', (req: cri.CreateContainerRequest__Output, signal: AbortSignal) => createContainerCall(ctx, req, signal)),
+    StartContainer: unary(log, 'StartContainer', (req: cri.StartContainerRequest__Output, signal: AbortSignal) => startContainerCall(ctx, req, signal)),
     StopContainer: unary(log, 'StopContainer', (req: cri.StopContainerRequest__Output) => stopContainerCall(ctx, req)),
     RemoveContainer: unary(log, 'RemoveContainer', async (req: cri.RemoveContainerRequest__Output) => {
       const response = await removeContainerCall(ctx, req);
@@ -94,7 +94,7 @@ export function runtimeService(ctx: RuntimeContext): cri.RuntimeServiceHandlers 
       }
     }),
     ReopenContainerLog: unary(log, 'ReopenContainerLog', (req: cri.ReopenContainerLogRequest__Output) => reopenContainerLogCall(ctx, req)),
-    ExecSync: unary(log, 'ExecSync', (req: cri.ExecSyncRequest__Output) => execSyncCall(ctx, req)),
+    ExecSync: unary(log, 'ExecSync', (req: cri.ExecSyncRequest__Output, signal: AbortSignal) => execSyncCall(ctx, req, signal)),
 
     ContainerStats: unary(log, 'ContainerStats', (req: cri.ContainerStatsRequest__Output) => containerStatsCall(ctx, stats, req)),
     ListContainerStats: unary(log, 'ListContainerStats', (req: cri.ListContainerStatsRequest__Output) => listContainerStatsCall(ctx, stats, req)),

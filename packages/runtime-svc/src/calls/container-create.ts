@@ -16,6 +16,7 @@ import { newId } from '../state/ids.js';
 import { letPodRootThrough } from '../state/pod-directory.js';
 import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
+import { requestFingerprint, reserveName } from '../state/name-reservations.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
 import { mountOverlay } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
@@ -107,8 +108,11 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
  * the record, written once as "created". No process exists until StartContainer runs conmon and
  * `runc create` + `runc start`, as containerd does. A failure removes whatever had been made; a
  * crash before the record leaves a directory without one, which start-up recovery removes.
+ * A client that went away (`signal`) before the name is reserved stops the call with nothing
+ * made; after that the container is finished and an identical request gets it, as for
+ * RunPodSandbox.
  */
-export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output): Promise<cri.CreateContainerResponse> {
+export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output, signal?: AbortSignal): Promise<cri.CreateContainerResponse> {
   const { config, name, image: imageRef } = validateRequest(request);
   const sandbox = requireSandbox(ctx, request.pod_sandbox_id);
   const startedAt = performance.now();
@@ -138,7 +142,14 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     timer.mark('validate and resolve image');
     const id = newId();
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
-    ctx.state.reserveContainerName(nameKey, id);
+    // The last point where a client that went away stops the call with nothing made; from here
+    // on the container is finished and kept for the kubelet's identical retry.
+    const holder = await reserveName(ctx.state.containerNames, { key: nameKey, id, request: requestFingerprint({ pod_sandbox_id: sandbox.id, config }), signal, call: 'CreateContainer' });
+    if (holder !== id) {
+      timer.done('made by an earlier identical request');
+      ctx.log.info({ container: holder, name: nameKey }, 'CreateContainer retried: answered with the container an earlier identical call made after its client had gone');
+      return { container_id: holder };
+    }
     const paths = ctx.paths.container(id);
     const sandboxPaths = ctx.paths.sandbox(sandbox.id);
     const protection = rootfsProtection(security?.privileged ?? false, security?.readonly_rootfs ?? false);
@@ -182,6 +193,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       await ctx.records.saveContainer(rec);
       timer.mark('record');
       ctx.state.containers.set(id, rec);
+      ctx.state.containerNames.made(nameKey, id, signal?.aborted ?? false);
       ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
       timer.done();
       ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
@@ -191,7 +203,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
       );
       if (tracksLog) await forgetContainerLog(ctx, id);
-      ctx.state.releaseContainerName(nameKey, id);
+      ctx.state.containerNames.release(nameKey, id);
       timer.done('failed');
       throw err;
     }

@@ -13,15 +13,17 @@ import { createUnderMonitor, START_ERROR_EXIT_CODE, undoCreateUnderMonitor } fro
 import { requireJournaldForLog } from '../container/log-path.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
+import { stopIfClientGone } from '../util/client-gone.js';
 
 /**
  * Starts a created container: conmon and `runc create` of the bundle CreateContainer prepared
  * (container-launch.ts), then `runc start` (for a sandbox-kind runtime, the start of its holder's
  * container). If either fails, what the attempt made is undone (runc's container, conmon, its
  * files) and the container is left exited with reason StartError, as containerd leaves it:
- * RemoveContainer removes it.
+ * RemoveContainer removes it. A client that went away (`signal`) before the launch begins leaves
+ * the container created; once begun, the start is finished.
  */
-export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output): Promise<cri.StartContainerResponse> {
+export async function startContainerCall(ctx: RuntimeContext, request: cri.StartContainerRequest__Output, signal?: AbortSignal): Promise<cri.StartContainerResponse> {
   const rec = requireContainer(ctx, 'StartContainer', request.container_id);
   const timer = new StepTimer(ctx.log, 'StartContainer', { container: rec.id });
   await withContainerLock(ctx, rec, async () => {
@@ -39,6 +41,8 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     // Created while journald ran, started after runtime-svc came back without it.
     if (!createdBefore) requireJournaldForLog(ctx.journald, rec.logPath, `StartContainer ${rec.id}`);
     timer.mark('checks');
+    // The lock may have been waited for: a client that went away meanwhile leaves the container created.
+    stopIfClientGone(signal, 'StartContainer');
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     const runc = handler.runc;
     try {

@@ -14,12 +14,14 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { Spec } from '../oci/runtime-spec.js';
 
 /**
- * ExecSync through conmon, which stops reading when the command exits; at the timeout the
- * command's process group is killed. The command runs as the container's process does: same
- * user, environment, working directory, capabilities and confinement. The reply fits the
- * kubelet's and crictl's 16 MiB message limit: more output is cut, and stderr says so.
+ * ExecSync through conmon, which stops reading when the command exits; at the timeout, or when
+ * the client goes away (its own deadline, a cancel), the command's process group is killed:
+ * its output is the call's only result and nobody would read it. The command runs as the
+ * container's process does: same user, environment, working directory, capabilities and
+ * confinement. The reply fits the kubelet's and crictl's 16 MiB message limit: more output is
+ * cut, and stderr says so.
  */
-export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output): Promise<cri.ExecSyncResponse> {
+export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncRequest__Output, signal?: AbortSignal): Promise<cri.ExecSyncResponse> {
   const rec = await refreshContainer(ctx, requireContainer(ctx, 'ExecSync', request.container_id));
   if (request.cmd.length === 0) throw new StatusError(status.INVALID_ARGUMENT, 'ExecSync: cmd is required');
   if (rec.phase !== 'running') {
@@ -39,10 +41,14 @@ export async function execSyncCall(ctx: RuntimeContext, request: cri.ExecSyncReq
       // conmon's cap counts its line prefixes too; twice the reply's size leaves the output its share.
       maxOutputBytes: 2 * CRI_CLIENT_MESSAGE_LIMIT,
       workDir: ctx.paths.execDir,
+      signal,
     });
   } catch (err) {
     if (err instanceof ConmonError) throw new StatusError(status.UNKNOWN, err.message);
     throw err;
+  }
+  if (result.abandoned) {
+    throw new StatusError(status.CANCELLED, `ExecSync: the client went away (deadline passed or call cancelled); command ${JSON.stringify(request.cmd)} in container ${rec.id} was killed`);
   }
   if (result.timedOut) {
     throw new StatusError(status.DEADLINE_EXCEEDED, `ExecSync: command ${JSON.stringify(request.cmd)} in container ${rec.id} timed out after ${timeoutSeconds} s`);

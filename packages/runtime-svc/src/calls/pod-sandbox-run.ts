@@ -17,6 +17,7 @@ import { newId } from '../state/ids.js';
 import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
 import { letPodRootThrough } from '../state/pod-directory.js';
 import { podNameKey } from '../state/state-index.js';
+import { requestFingerprint, reserveName } from '../state/name-reservations.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
@@ -31,8 +32,13 @@ const SHM_OPTIONS = ['nosuid', 'nodev', 'noexec', 'mode=1777', 'size=67108864'];
  * registers its undo before it runs (every undo tolerates its object being absent); a failure
  * runs them in reverse, so nothing is left behind, and a crash leaves a "creating" record (or,
  * before it, a directory without one) that start-up recovery tears down the same way.
+ *
+ * A client that goes away (`signal`: its deadline passed, it cancelled) before the name is
+ * reserved stops the call with nothing made. From the reservation on the sandbox is finished
+ * whatever the client does, and kept for the kubelet's retry: an identical request gets the
+ * sandbox (state/name-reservations.ts).
  */
-export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output): Promise<cri.RunPodSandboxResponse> {
+export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPodSandboxRequest__Output, signal?: AbortSignal): Promise<cri.RunPodSandboxResponse> {
   const startedAt = performance.now();
   const id = newId();
   const timer = new StepTimer(ctx.log, 'RunPodSandbox', { sandbox: id });
@@ -52,13 +58,27 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
 
   timer.mark('validate');
   const nameKey = podNameKey(rec.metadata);
-  // Checked and reserved with no await between, so two pods started at once cannot share ids.
-  if (rec.userns) {
-    const other = podWithOverlappingIds(rec.userns, [...ctx.state.sandboxes.values(), ...ctx.state.usernsInFlight()]);
-    if (other) throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: the user namespace's host ids overlap those of pod sandbox ${other}`);
+  const holder = await reserveName(ctx.state.podNames, {
+    key: nameKey,
+    id,
+    request: requestFingerprint({ config: request.config, runtime_handler: request.runtime_handler }),
+    signal,
+    call: 'RunPodSandbox',
+    // Checked and reserved with no await between, so two pods started at once cannot share ids.
+    check: () => {
+      if (!rec.userns) return;
+      const other = podWithOverlappingIds(rec.userns, [...ctx.state.sandboxes.values(), ...ctx.state.usernsInFlight()]);
+      if (other) throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: the user namespace's host ids overlap those of pod sandbox ${other}`);
+    },
+    onReserved: () => {
+      if (rec.userns) ctx.state.reserveUserns(id, rec.userns);
+    },
+  });
+  if (holder !== id) {
+    timer.done('made by an earlier identical request');
+    ctx.log.info({ sandbox: holder, pod: nameKey }, 'RunPodSandbox retried: answered with the pod sandbox an earlier identical call made after its client had gone');
+    return { pod_sandbox_id: holder };
   }
-  ctx.state.reservePodName(nameKey, id);
-  if (rec.userns) ctx.state.reserveUserns(id, rec.userns);
   const undo: (() => Promise<void>)[] = [];
   try {
     await fs.mkdir(paths.dir, { recursive: false, mode: 0o700 });
@@ -115,6 +135,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
     ctx.state.sandboxes.set(id, rec);
+    ctx.state.podNames.made(nameKey, id, signal?.aborted ?? false);
     ctx.events.sandbox(rec, 'CONTAINER_CREATED_EVENT');
     ctx.events.sandbox(rec, 'CONTAINER_STARTED_EVENT');
     ctx.state.releaseUserns(id);
@@ -126,7 +147,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     for (const step of undo.reverse()) {
       await step().catch((cleanupErr: unknown) => ctx.log.error({ sandbox: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed RunPodSandbox failed'));
     }
-    ctx.state.releasePodName(nameKey, id);
+    ctx.state.podNames.release(nameKey, id);
     ctx.state.releaseUserns(id);
     timer.done('failed');
     throw err;

@@ -23,6 +23,8 @@ export interface ExecSyncOptions {
   maxOutputBytes?: number;
   /** Scratch directory for the process spec and the output log; a fresh temp dir by default. */
   workDir?: string;
+  /** Aborted when the caller went away: the command is killed as at its timeout. */
+  signal?: AbortSignal;
 }
 
 export interface ExecSyncResult {
@@ -35,6 +37,8 @@ export interface ExecSyncResult {
   /** conmon's log reached maxOutputBytes: output after it may have been dropped. */
   outputCut: boolean;
   timedOut: boolean;
+  /** The caller went away (`signal`): the command was killed, or never started. */
+  abandoned: boolean;
 }
 
 type ExecOutput = Pick<ExecSyncResult, 'stdout' | 'stderr' | 'stdoutBytes' | 'stderrBytes' | 'outputCut'>;
@@ -63,13 +67,15 @@ const CONMON_TIMEOUT_MARGIN_SECONDS = 2;
 
 /**
  * Runs a command in a running container and waits for it, through `conmon --exec --sync`.
- * At the timeout the command's process group is SIGKILLed (see armExecDeadline). conmon stops
- * reading output as soon as the command exits, so a background process that keeps stdout open
- * cannot make the call hang.
+ * At the timeout, or when the caller goes away, the command's process group is SIGKILLed (see
+ * armExecDeadline). conmon stops reading output as soon as the command exits, so a background
+ * process that keeps stdout open cannot make the call hang.
  */
 export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
   const timeoutSeconds = Math.min(o.timeoutSeconds, MAX_EXEC_TIMEOUT_SECONDS);
   const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  const empty = Buffer.alloc(0);
+  if (o.signal?.aborted) return { exitCode: -1, stdout: '', stderr: '', stdoutBytes: empty, stderrBytes: empty, outputCut: false, timedOut: false, abandoned: true };
   const dir = await fs.mkdtemp(join(o.workDir ?? tmpdir(), 'skiff-exec-'));
   try {
     const processFile = join(dir, 'process.json');
@@ -95,7 +101,10 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
     const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
     // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
     const killInside = runtime.kind === 'sandbox' ? () => killSandboxedExec(runtime, o.id, pidFile) : undefined;
-    const deadline = timeoutSeconds > 0 ? armExecDeadline(timeoutSeconds * 1000, pidFile, processFile, conmon, killInside) : undefined;
+    const deadline = armExecDeadline(timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined, pidFile, processFile, conmon, killInside);
+    const abandon = (): void => deadline.killNow();
+    o.signal?.addEventListener('abort', abandon, { once: true });
+    if (o.signal?.aborted) abandon();
     try {
       const result = await conmon.catch((err: unknown) => {
         if (err instanceof CommandTimeoutError) throw new ConmonError(`exec in ${o.id}: conmon reported no exit code within ${backstopMs} ms`);
@@ -103,17 +112,19 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
       });
       const stderrText = result.stderr.trim();
       const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
+      if (o.signal?.aborted) return { ...(await readOutput(logFile, maxOutputBytes)), exitCode: -1, timedOut: false, abandoned: true };
       if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${result.code ?? result.signal} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
-      if (deadline?.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {
+      if (deadline.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {
         const partial = await readOutput(logFile, maxOutputBytes);
-        return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true };
+        return { ...partial, exitCode: -1, stderr: partial.stderr || EXEC_TIMED_OUT_MESSAGE, timedOut: true, abandoned: false };
       }
       if (sync.value < 0) {
         throw new ConmonError(`exec in ${o.id} failed: ${sync.message?.trim() || stderrText || 'runc reported no error'}`);
       }
-      return { ...(await readOutput(logFile, maxOutputBytes)), exitCode: sync.value, timedOut: false };
+      return { ...(await readOutput(logFile, maxOutputBytes)), exitCode: sync.value, timedOut: false, abandoned: false };
     } finally {
-      deadline?.cancel();
+      o.signal?.removeEventListener('abort', abandon);
+      deadline.cancel();
     }
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

@@ -196,6 +196,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       stderrBytes: Buffer.from('to-err\n'),
       outputCut: false,
       timedOut: false,
+      abandoned: false,
     });
 
     let t = Date.now();
@@ -216,6 +217,16 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     }
     const remaining = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('ps -o args | grep -c "^sleep [56]0"'), timeoutSeconds: 10 });
     assert.equal(remaining.stdout.trim(), '0', 'the timed-out command and its background child were killed');
+
+    // The caller goes away (no timeout of its own): the command and its child are killed as at a timeout.
+    const gone = new AbortController();
+    const abandoned = execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('sleep 70 & exec sleep 80'), timeoutSeconds: 0, signal: gone.signal });
+    setTimeout(() => gone.abort(), 500);
+    const result = await abandoned;
+    assert.deepEqual([result.abandoned, result.timedOut], [true, false]);
+    const left = await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('ps -o args | grep -c "^sleep [78]0"'), timeoutSeconds: 10 });
+    assert.equal(left.stdout.trim(), '0', 'the abandoned command and its background child were killed');
+    assert.equal((await execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: proc('true'), timeoutSeconds: 10, signal: gone.signal })).abandoned, true, 'not started for a caller already gone');
 
     await assert.rejects(
       execSync({ runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: { ...spec.process, args: ['/no/such/cmd'] }, timeoutSeconds: 10 }),

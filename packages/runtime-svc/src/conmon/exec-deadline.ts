@@ -8,6 +8,8 @@ const PID_POLL_MS = 20;
 export interface ExecDeadline {
   /** Whether the deadline passed and the command was (or is being) killed. */
   readonly expired: boolean;
+  /** Kills the command now (as soon as it has started), as the deadline would: its caller went away. */
+  killNow(): void;
   /** Disarms the deadline; the command finished first. */
   cancel(): void;
 }
@@ -21,10 +23,10 @@ export interface ExecDeadline {
  * this exec's conmon (the one given `processSpec`, a file of this exec's own), so a recycled pid
  * is never hit. runc makes the command the leader of its own session; then its whole process
  * group is killed, as conmon does, so background children go with it. `killInside` ends a
- * command that runs in a runsc sandbox.
+ * command that runs in a runsc sandbox. Without `timeoutMs` only killNow kills.
  */
 export function armExecDeadline(
-  timeoutMs: number,
+  timeoutMs: number | undefined,
   pidFile: string,
   processSpec: string,
   conmonDone: Promise<unknown>,
@@ -36,12 +38,18 @@ export function armExecDeadline(
     () => (finished = true),
     () => (finished = true),
   );
-  const timer = setTimeout(() => {
-    expired = true;
-    void killWhenStarted();
-  }, timeoutMs);
+  let killing = false;
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          expired = true;
+          void killWhenStarted();
+        }, timeoutMs);
 
   async function killWhenStarted(): Promise<void> {
+    if (killing) return;
+    killing = true;
     while (!finished) {
       const pid = await readPidFile(pidFile);
       // Until `runc exec` has exited, the command's parent is runc; conmon adopts it after.
@@ -58,6 +66,9 @@ export function armExecDeadline(
   return {
     get expired() {
       return expired;
+    },
+    killNow() {
+      void killWhenStarted();
     },
     cancel() {
       clearTimeout(timer);

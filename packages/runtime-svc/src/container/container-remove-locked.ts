@@ -20,7 +20,7 @@ export async function removeContainerLocked(ctx: RuntimeContext, rec: ContainerR
   timer.mark('record');
   timer.done();
   ctx.state.containers.delete(rec.id);
-  ctx.state.releaseContainerName(rec.nameKey, rec.id);
+  ctx.state.containerNames.release(rec.nameKey, rec.id);
   ctx.exitWatch.exitRecorded(rec.id);
   ctx.events.container(rec, 'CONTAINER_DELETED_EVENT');
   ctx.log.info({ container: rec.id, name: rec.fullName }, 'container removed');

@@ -271,9 +271,11 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
       assert.ok(Number(first.cpu?.usage_core_nano_seconds?.value) > 0);
       assert.ok(Number(first.memory?.working_set_bytes?.value) > 0);
       assert.ok(Number(first.writable_layer?.used_bytes?.value) >= 4 * 1024 * 1024, 'the written file is in the writable layer');
+      // A rate is measured over at least a second (stats/cpu-rate.ts).
+      await sleep(1100);
       const listed = (await callUnary(d.client, 'ListContainerStats', { filter: { pod_sandbox_id: sandboxId } })).stats ?? [];
       assert.deepEqual(listed.map((s) => s.attributes?.id), [id]);
-      assert.ok(listed[0]?.cpu?.usage_nano_cores, 'a second reading gives a rate');
+      assert.ok(listed[0]?.cpu?.usage_nano_cores, 'a second reading a second later gives a rate');
 
       const pod = (await callUnary(d.client, 'PodSandboxStats', { pod_sandbox_id: sandboxId })).stats!;
       assert.equal(pod.attributes?.id, sandboxId);

@@ -94,7 +94,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     await attempt(`checking sandbox ${rec.id}`, () => checkSandbox(ctx, rec));
     await restrictToPodRoot(ctx.paths.sandbox(rec.id).dir, rec);
     ctx.state.sandboxes.set(rec.id, rec);
-    ctx.state.reservePodName(podNameKey(rec.metadata), rec.id);
+    ctx.state.podNames.reserve(podNameKey(rec.metadata), rec.id);
     report.sandboxes++;
   }
   for (const rec of liveContainers) {
@@ -103,7 +103,7 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
     await restrictToPodRoot(ctx.paths.container(rec.id).dir, liveSandboxes.get(rec.sandboxId));
     if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
-    ctx.state.reserveContainerName(rec.nameKey, rec.id);
+    ctx.state.containerNames.reserve(rec.nameKey, rec.id);
     report.containers++;
   }
 

@@ -29,7 +29,7 @@ export async function removePodSandboxLocked(ctx: RuntimeContext, rec: SandboxRe
   timer.mark('record');
   timer.done();
   ctx.state.sandboxes.delete(rec.id);
-  ctx.state.releasePodName(podNameKey(rec.metadata), rec.id);
+  ctx.state.podNames.release(podNameKey(rec.metadata), rec.id);
   ctx.events.sandbox(rec, 'CONTAINER_DELETED_EVENT');
   ctx.log.info({ sandbox: rec.id }, 'pod sandbox removed');
   ctx.cleanups.start(rec.id, rec.id, `pod sandbox ${rec.id}`, async () => {

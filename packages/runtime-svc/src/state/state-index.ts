@@ -1,6 +1,7 @@
 import type { PodIdMappings } from '../sandbox/user-namespace.js';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
+import { NameReservations } from './name-reservations.js';
 import type { ContainerRecord, SandboxRecord } from './records.js';
 
 /** The identity the kubelet gives a sandbox: one sandbox per name, namespace, uid and attempt. */
@@ -20,10 +21,12 @@ export function containerNameKey(container: ContainerRecord['metadata'], pod: Sa
 export class StateIndex {
   readonly sandboxes = new Map<string, SandboxRecord>();
   readonly containers = new Map<string, ContainerRecord>();
-  private readonly podNames = new Map<string, string>();
+  /** Pod names (name, namespace, uid, attempt), each held by one sandbox. */
+  readonly podNames = new NameReservations('pod sandbox');
   /** User namespace ranges of sandboxes being created, not yet in `sandboxes`. */
   private readonly usernsCreating = new Map<string, PodIdMappings>();
-  private readonly containerNames = new Map<string, string>();
+  /** Container names (name, attempt and the pod's identity), each held by one container. */
+  readonly containerNames = new NameReservations('container');
 
   reserveUserns(id: string, userns: PodIdMappings): void {
     this.usernsCreating.set(id, userns);
@@ -35,30 +38,6 @@ export class StateIndex {
 
   usernsInFlight(): { id: string; userns: PodIdMappings }[] {
     return [...this.usernsCreating].map(([id, userns]) => ({ id, userns }));
-  }
-
-  reservePodName(key: string, id: string): void {
-    const holder = this.podNames.get(key);
-    if (holder !== undefined && holder !== id) {
-      throw new StatusError(status.ALREADY_EXISTS, `pod sandbox name "${key}" is already reserved for sandbox ${holder}; remove that sandbox first`);
-    }
-    this.podNames.set(key, id);
-  }
-
-  releasePodName(key: string, id: string): void {
-    if (this.podNames.get(key) === id) this.podNames.delete(key);
-  }
-
-  reserveContainerName(key: string, id: string): void {
-    const holder = this.containerNames.get(key);
-    if (holder !== undefined && holder !== id) {
-      throw new StatusError(status.ALREADY_EXISTS, `container name "${key}" is already reserved for container ${holder}; remove that container first`);
-    }
-    this.containerNames.set(key, id);
-  }
-
-  releaseContainerName(key: string, id: string): void {
-    if (this.containerNames.get(key) === id) this.containerNames.delete(key);
   }
 
   /** The sandbox an id (or unique id prefix) names; undefined when none does. */

@@ -18,19 +18,19 @@ describe('ids and name reservations', () => {
     const meta = { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 };
     const key = podNameKey(meta);
     assert.equal(key, 'web_default_u1_0');
-    index.reservePodName(key, 'a'.repeat(64));
-    index.reservePodName(key, 'a'.repeat(64));
-    assert.throws(() => index.reservePodName(key, 'b'.repeat(64)), (e: Error & { code?: number }) => e.code === 6 && e.message.includes('a'.repeat(64)));
-    index.releasePodName(key, 'b'.repeat(64));
-    assert.throws(() => index.reservePodName(key, 'b'.repeat(64)));
-    index.releasePodName(key, 'a'.repeat(64));
-    index.reservePodName(key, 'b'.repeat(64));
+    index.podNames.reserve(key, 'a'.repeat(64));
+    index.podNames.reserve(key, 'a'.repeat(64));
+    assert.throws(() => index.podNames.reserve(key, 'b'.repeat(64)), (e: Error & { code?: number }) => e.code === 6 && e.message.includes('a'.repeat(64)));
+    index.podNames.release(key, 'b'.repeat(64));
+    assert.throws(() => index.podNames.reserve(key, 'b'.repeat(64)));
+    index.podNames.release(key, 'a'.repeat(64));
+    index.podNames.reserve(key, 'b'.repeat(64));
     assert.notEqual(podNameKey({ ...meta, attempt: 1 }), key);
 
     const ckey = containerNameKey({ name: 'app', attempt: 2 }, meta);
     assert.equal(ckey, 'app_web_default_u1_2');
-    index.reserveContainerName(ckey, 'c'.repeat(64));
-    assert.throws(() => index.reserveContainerName(ckey, 'd'.repeat(64)), /already reserved for container c{64}/);
+    index.containerNames.reserve(ckey, 'c'.repeat(64));
+    assert.throws(() => index.containerNames.reserve(ckey, 'd'.repeat(64)), /already reserved for container c{64}/);
   });
 
   it('finds records by full id or unique prefix', () => {

@@ -132,5 +132,5 @@ export async function readCgroupDetail(cgroups: ReadonlyMap<string, string>, mou
 
 /** cgroup v2: `dir` is the cgroup's directory. */
 export async function readCgroupDetailV2(dir: string): Promise<CgroupDetail> {
-  return (await readCgroupReading({ cgroupV2: true, cpu: dir, cpuacct: dir, memory: dir, pids: dir })).detail;
+  return (await readCgroupReading({ cgroupV2: true, cpu: dir, cpuacct: dir, memory: dir, pids: dir, unified: dir })).detail;
 }

@@ -1,6 +1,20 @@
 import { join } from 'node:path';
 import { readSmallFile } from './read-small-file.js';
 
+/** One line of a PSI file: cumulative stall time (ns) and the kernel's averages over 10, 60 and 300 s (percent). */
+export interface PressureLine {
+  totalNanos: number;
+  avg10: number;
+  avg60: number;
+  avg300: number;
+}
+
+/** A cgroup's pressure stall information for one resource: some task stalled, all tasks stalled. */
+export interface Pressure {
+  some?: PressureLine;
+  full?: PressureLine;
+}
+
 /** One reading of a cgroup's counters; absent fields were not available. */
 export interface CgroupSample {
   cpuNanos?: number;
@@ -12,6 +26,14 @@ export interface CgroupSample {
   /** Undefined when unlimited. */
   memoryLimit?: number;
   pids?: number;
+  /** Swap in use; undefined when the kernel does not account it (v1 without swap accounting). */
+  swapUsage?: number;
+  /** Swap the cgroup may use (v1: the memory+swap limit less the memory limit); undefined when unlimited. */
+  swapLimit?: number;
+  /** From the cgroup's cgroup2 files: on v2, and on a hybrid v1 host from its unified hierarchy. */
+  cpuPressure?: Pressure;
+  memoryPressure?: Pressure;
+  ioPressure?: Pressure;
 }
 
 /** Limits at or above this are the kernel's "no limit". */
@@ -24,6 +46,21 @@ export function parseNumber(text: string | undefined): number | undefined {
   if (trimmed === 'max') return Infinity;
   const n = Number(trimmed);
   return trimmed !== '' && Number.isFinite(n) ? n : undefined;
+}
+
+/** A PSI file (cpu.pressure, memory.pressure, io.pressure): "some avg10=0.12 avg60=0.05 avg300=0.01 total=12345" lines, totals in µs. */
+export function parsePressure(text: string | undefined): Pressure | undefined {
+  if (text === undefined) return undefined;
+  const out: Pressure = {};
+  for (const line of text.split('\n')) {
+    const [kind, ...fields] = line.trim().split(/\s+/);
+    if (kind !== 'some' && kind !== 'full') continue;
+    const values = new Map(fields.map((f) => [f.slice(0, f.indexOf('=')), Number(f.slice(f.indexOf('=') + 1))]));
+    const [avg10, avg60, avg300, total] = [values.get('avg10'), values.get('avg60'), values.get('avg300'), values.get('total')];
+    if ([avg10, avg60, avg300, total].some((v) => v === undefined || !Number.isFinite(v))) continue;
+    out[kind] = { totalNanos: total! * 1000, avg10: avg10!, avg60: avg60!, avg300: avg300! };
+  }
+  return out.some || out.full ? out : undefined;
 }
 
 /** "key value" lines (memory.stat, cpu.stat) as a map. */
@@ -69,6 +106,14 @@ export interface SampleTexts {
   /** memory.limit_in_bytes / memory.max */
   memoryLimit: string | undefined;
   pidsCurrent: string | undefined;
+  /** memory.memsw.usage_in_bytes (memory and swap together) / memory.swap.current */
+  swapUsage: string | undefined;
+  /** memory.memsw.limit_in_bytes / memory.swap.max */
+  swapLimit: string | undefined;
+  /** cpu.pressure, memory.pressure, io.pressure of the cgroup2 directory. */
+  cpuPressure: string | undefined;
+  memoryPressure: string | undefined;
+  ioPressure: string | undefined;
 }
 
 /** The directories a cgroup's files are read from: one per v1 controller, the unified one for all on v2. */
@@ -78,6 +123,8 @@ export interface CgroupDirs {
   cpuacct: string | undefined;
   memory: string | undefined;
   pids: string | undefined;
+  /** The cgroup2 directory (PSI files): on v2 the cgroup's own, on a hybrid v1 host its unified hierarchy's. */
+  unified?: string | undefined;
 }
 
 /** Where a process's cgroup files are, from its /proc/<pid>/cgroup and the controllers' mounts. */
@@ -85,9 +132,9 @@ export function cgroupDirs(cgroups: ReadonlyMap<string, string>, mounts: Readonl
   const dirOf = cgroupDirOf(cgroups, mounts);
   const cpuacct = dirOf('cpuacct');
   const memory = dirOf('memory');
-  if (cpuacct || memory) return { cgroupV2: false, cpu: dirOf('cpu'), cpuacct, memory, pids: dirOf('pids') };
   const unified = dirOf('');
-  return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified } : undefined;
+  if (cpuacct || memory) return { cgroupV2: false, cpu: dirOf('cpu'), cpuacct, memory, pids: dirOf('pids'), unified };
+  return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified, unified } : undefined;
 }
 
 /** Reads a file of a cgroup directory; the limit files may be answered from a cache (see StatsCollector). */
@@ -99,14 +146,19 @@ export type CgroupFileReader = (dir: string | undefined, name: string) => Promis
  */
 export async function readSampleTexts(dirs: CgroupDirs, cpuStat?: Promise<string | undefined>, readLimit: CgroupFileReader = readIn): Promise<SampleTexts> {
   const v2 = dirs.cgroupV2;
-  const [cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent] = await Promise.all([
+  const [cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent, swapUsage, swapLimit, cpuPressure, memoryPressure, ioPressure] = await Promise.all([
     v2 ? (cpuStat ?? readIn(dirs.cpu, 'cpu.stat')) : readIn(dirs.cpuacct, 'cpuacct.usage'),
     readIn(dirs.memory, v2 ? 'memory.current' : 'memory.usage_in_bytes'),
     readIn(dirs.memory, 'memory.stat'),
     readLimit(dirs.memory, v2 ? 'memory.max' : 'memory.limit_in_bytes'),
     readIn(dirs.pids, 'pids.current'),
+    readIn(dirs.memory, v2 ? 'memory.swap.current' : 'memory.memsw.usage_in_bytes'),
+    readLimit(dirs.memory, v2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes'),
+    readIn(dirs.unified, 'cpu.pressure'),
+    readIn(dirs.unified, 'memory.pressure'),
+    readIn(dirs.unified, 'io.pressure'),
   ]);
-  return { cgroupV2: v2, cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent };
+  return { cgroupV2: v2, cpu, memoryUsage, memoryStat, memoryLimit, pidsCurrent, swapUsage, swapLimit, cpuPressure, memoryPressure, ioPressure };
 }
 
 export function sampleFromTexts(t: SampleTexts, memoryStat: Map<string, number> = parseFlatKeyed(t.memoryStat)): CgroupSample {
@@ -134,7 +186,27 @@ export function sampleFromTexts(t: SampleTexts, memoryStat: Map<string, number> 
   if (limit !== undefined && limit < UNLIMITED) sample.memoryLimit = limit;
   const pids = parseNumber(t.pidsCurrent);
   if (pids !== undefined) sample.pids = pids;
+  fillSwap(sample, t);
+  const cpuPressure = parsePressure(t.cpuPressure);
+  if (cpuPressure) sample.cpuPressure = cpuPressure;
+  const memoryPressure = parsePressure(t.memoryPressure);
+  if (memoryPressure) sample.memoryPressure = memoryPressure;
+  const ioPressure = parsePressure(t.ioPressure);
+  if (ioPressure) sample.ioPressure = ioPressure;
   return sample;
+}
+
+/** v2 has files of swap alone; v1 counts memory and swap together (memsw), when swap accounting is on. */
+function fillSwap(sample: CgroupSample, t: SampleTexts): void {
+  const used = parseNumber(t.swapUsage);
+  const limit = parseNumber(t.swapLimit);
+  if (t.cgroupV2) {
+    if (used !== undefined) sample.swapUsage = used;
+    if (limit !== undefined && limit < UNLIMITED) sample.swapLimit = limit;
+    return;
+  }
+  if (used !== undefined && sample.memoryUsage !== undefined) sample.swapUsage = Math.max(0, used - sample.memoryUsage);
+  if (limit !== undefined && limit < UNLIMITED && sample.memoryLimit !== undefined) sample.swapLimit = Math.max(0, limit - sample.memoryLimit);
 }
 
 /**
@@ -146,10 +218,12 @@ export async function readCgroupSample(cgroups: ReadonlyMap<string, string>, mou
   return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
 }
 
-/** Adds samples field by field (a pod without a cgroup of its own is the sum of its containers). */
+type Counter = 'cpuNanos' | 'memoryUsage' | 'workingSet' | 'rss' | 'pageFaults' | 'majorPageFaults' | 'pids';
+
+/** Adds the counters of samples field by field (a pod without a cgroup of its own is the sum of its containers); pressure does not add up. */
 export function sumSamples(samples: readonly CgroupSample[]): CgroupSample {
   const out: CgroupSample = {};
-  const keys: (keyof CgroupSample)[] = ['cpuNanos', 'memoryUsage', 'workingSet', 'rss', 'pageFaults', 'majorPageFaults', 'pids'];
+  const keys: Counter[] = ['cpuNanos', 'memoryUsage', 'workingSet', 'rss', 'pageFaults', 'majorPageFaults', 'pids'];
   for (const s of samples) {
     for (const k of keys) {
       const v = s[k];

@@ -5,7 +5,8 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache } from './disk-usage.js';
 import { nowNanos } from '../util/time.js';
-import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
+import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
@@ -16,13 +17,26 @@ function u64(v: number | undefined): cri.UInt64Value | null {
   return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
 }
 
+function psiData(line: PressureLine | undefined): cri.PsiData | null {
+  return line ? { Total: String(Math.round(line.totalNanos)), Avg10: line.avg10, Avg60: line.avg60, Avg300: line.avg300 } : null;
+}
+
+function psi(pressure: Pressure | undefined): cri.PsiStats | null {
+  return pressure ? { Some: psiData(pressure.some), Full: psiData(pressure.full) } : null;
+}
+
+/** I/O usage: the CRI carries only its pressure, which cgroup v1 alone does not have. */
+function ioUsage(at: string, sample: CgroupSample): cri.IoUsage | null {
+  return sample.ioPressure ? { timestamp: at, psi: psi(sample.ioPressure) } : null;
+}
+
 /**
  * Container and pod statistics read straight from the cgroups of the processes (found through
  * /proc/<pid>/cgroup, which works with either cgroup driver), the pod's network namespace and the
- * containers' writable layers. CPU rates are computed against the previous reading.
+ * containers' writable layers. CPU rates are measured against an earlier reading (cpu-rate.ts).
  */
 export class StatsCollector {
-  private readonly lastCpu = new Map<string, { at: bigint; cpuNanos: number }>();
+  private readonly cpuRates = new CpuRates();
   private readonly disk = new DiskUsageCache();
   private mounts: Promise<Map<string, string>> | undefined;
   /**
@@ -47,15 +61,16 @@ export class StatsCollector {
   }
 
   private cpuUsage(key: string, at: string, sample: CgroupSample): cri.CpuUsage {
-    const usage: cri.CpuUsage = { timestamp: at, usage_core_nano_seconds: u64(sample.cpuNanos) };
-    if (sample.cpuNanos === undefined) return usage;
-    const now = BigInt(at);
-    const previous = this.lastCpu.get(key);
-    if (previous && now > previous.at && sample.cpuNanos >= previous.cpuNanos) {
-      usage.usage_nano_cores = u64(((sample.cpuNanos - previous.cpuNanos) * 1e9) / Number(now - previous.at));
-    }
-    this.lastCpu.set(key, { at: now, cpuNanos: sample.cpuNanos });
+    const usage: cri.CpuUsage = { timestamp: at, usage_core_nano_seconds: u64(sample.cpuNanos), psi: psi(sample.cpuPressure) };
+    if (sample.cpuNanos !== undefined) usage.usage_nano_cores = u64(this.cpuRates.rate(key, BigInt(at), sample.cpuNanos));
     return usage;
+  }
+
+  /** Swap in use, and how much more the container may use where its swap is limited. */
+  private swapUsage(at: string, sample: CgroupSample): cri.SwapUsage | null {
+    if (sample.swapUsage === undefined) return null;
+    const available = sample.swapLimit === undefined ? undefined : sample.swapLimit - sample.swapUsage;
+    return { timestamp: at, swap_usage_bytes: u64(sample.swapUsage), swap_available_bytes: u64(available) };
   }
 
   private memoryUsage(at: string, sample: CgroupSample): cri.MemoryUsage {
@@ -68,6 +83,7 @@ export class StatsCollector {
       rss_bytes: u64(sample.rss),
       page_faults: u64(sample.pageFaults),
       major_page_faults: u64(sample.majorPageFaults),
+      psi: psi(sample.memoryPressure),
     };
   }
 
@@ -152,6 +168,8 @@ export class StatsCollector {
       attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations },
       cpu: this.cpuUsage(rec.id, at, sample),
       memory: this.memoryUsage(at, sample),
+      swap: this.swapUsage(at, sample),
+      io: ioUsage(at, sample),
       writable_layer: { timestamp: at, fs_id: { mountpoint: this.ctx.paths.containersDir }, used_bytes: u64(layer.bytes), inodes_used: u64(layer.inodes) },
     };
   }
@@ -173,6 +191,7 @@ export class StatsCollector {
       memory: this.memoryUsage(at, sample),
       process: { timestamp: at, process_count: u64(sample.pids) },
       containers: containerStats,
+      io: ioUsage(at, sample),
     };
     const interfaces = await this.podInterfaces(rec);
     if (interfaces.length > 0) {
@@ -192,8 +211,8 @@ export class StatsCollector {
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
     this.dirs.delete(id);
-    this.lastCpu.delete(id);
-    this.lastCpu.delete(`pod:${id}`);
+    this.cpuRates.forget(id);
+    this.cpuRates.forget(`pod:${id}`);
     this.disk.forget(this.ctx.paths.container(id).upper);
   }
 }
