@@ -147,6 +147,17 @@ describe('buildSpec', () => {
     assert.throws(() => buildSpec(input({ namespaces: { network: { mode: 'join', path: 'relative' } } }), facts()), SpecError);
   });
 
+  it('lists id mappings for a new user namespace only: one joined by path is mapped already', () => {
+    const idMappings = { uid: { containerID: 0, hostID: 1 << 20, size: 65536 }, gid: { containerID: 0, hostID: 1 << 20, size: 65536 } };
+    const joined = buildSpec(input({ idMappings, namespaces: { user: { mode: 'join', path: '/run/skiff/pods/p/userns' } } }), facts());
+    assert.deepEqual(joined.linux.namespaces[1], { type: 'user', path: '/run/skiff/pods/p/userns' });
+    assert.equal(joined.linux.uidMappings, undefined);
+    assert.equal(joined.linux.gidMappings, undefined);
+    const made = buildSpec(input({ idMappings, namespaces: { user: { mode: 'new' } } }), facts());
+    assert.deepEqual([made.linux.uidMappings, made.linux.gidMappings], [[idMappings.uid], [idMappings.gid]]);
+    assert.throws(() => buildSpec(input({ namespaces: { user: { mode: 'new' } } }), facts()), SpecError);
+  });
+
   it('builds bind mounts with ro and propagation, ordered parents first, replacing defaults', () => {
     const spec = buildSpec(
       input({

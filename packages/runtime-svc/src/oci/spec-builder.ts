@@ -80,7 +80,7 @@ export interface ContainerSpecInput {
   /** Mounts given verbatim (tmpfs, a sandbox's /dev/shm, ...); they go after the bind mounts. */
   extraMounts?: Mount[];
   namespaces?: NamespacesInput;
-  /** The pod's user namespace mappings, for a new user namespace or one joined. */
+  /** The pod's user namespace mappings: of a new user namespace, or of the one joined (for id-mapped mounts). */
   idMappings?: { uid: IdMapping; gid: IdMapping };
   cgroupsPath?: string;
   resources?: ResourcesInput;
@@ -373,7 +373,9 @@ export function buildSpec(input: ContainerSpecInput, facts: HostFacts): Spec {
     resources: buildResources(input.resources, facts, privileged, devices),
   };
   if (input.cgroupsPath) linux.cgroupsPath = input.cgroupsPath;
-  if ((ns.user?.mode ?? 'host') !== 'host') {
+  // A namespace joined by path is mapped already: runc reads its mappings from it and warns of (or,
+  // when they differ, refuses) mappings listed beside the path.
+  if (ns.user?.mode === 'new') {
     if (!input.idMappings) throw new SpecError('a user namespace needs uid and gid mappings');
     linux.uidMappings = [{ ...input.idMappings.uid }];
     linux.gidMappings = [{ ...input.idMappings.gid }];
