@@ -16,7 +16,7 @@ export { pathExists } from './path-exists.js';
 export { runCommand, runReportingCommand, runCommandsThroughSpawnServer, stopSpawnServer, CommandTimeoutError, type CommandResult, type ReportedResult, type RunCommandOptions } from './run-command.js';
 export { SpawnServer } from './spawn-server.js';
 export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
-export { mountFilesystem, unmountFilesystem, MountCallError } from './mount-calls.js';
+export { mountFilesystem, mountFlagsAndData, unmountFilesystem, MountCallError } from './mount-calls.js';
 export {
   DEFAULT_BRIDGE_CONFLIST,
   DEFAULT_CONFLIST_FILE,

@@ -182,6 +182,11 @@ describe('buildSpec', () => {
     assert.throws(() => buildSpec(input({ mounts: [{ containerPath: 'rel', hostPath: '/x' }] }), facts()), SpecError);
   });
 
+  it("makes a recursive read-only bind with runc's rro, in the container's mount namespace", () => {
+    const spec = buildSpec(input({ mounts: [{ containerPath: '/data', hostPath: '/host/data', readonly: true, recursiveReadonly: true, options: ['noexec'] }] }), facts());
+    assert.deepEqual(spec.mounts.find((m) => m.destination === '/data'), { destination: '/data', type: 'bind', source: '/host/data', options: ['rbind', 'rprivate', 'ro', 'rro', 'noexec'] });
+  });
+
   it('maps resources to linux.resources', () => {
     const spec = buildSpec(
       input({

@@ -38,7 +38,7 @@ export interface BindMountInput {
   containerPath: string;
   hostPath: string;
   readonly?: boolean;
-  /** Read-only submounts too; made before runc runs (see mounts/recursive-readonly.ts). */
+  /** Read-only submounts too: runc's `rro`, made with mount_setattr(2) in the container's mount namespace. */
   recursiveReadonly?: boolean;
   /**
    * Further mount options (BIND_MOUNT_OPTIONS): runc applies them with its remount, so flags a
@@ -152,7 +152,7 @@ function cleanPath(p: string): string {
   return `/${parts.join('/')}`;
 }
 
-/** The options runc 1.1.5 applies to a bind mount (with its remount); anything else would be ignored silently. */
+/** The options runc applies to a bind mount (with its remount); anything else would be ignored silently. */
 export const BIND_MOUNT_OPTIONS: ReadonlySet<string> = new Set([
   'ro', 'rw', 'nosuid', 'suid', 'nodev', 'dev', 'noexec', 'exec', 'sync', 'async', 'dirsync',
   'noatime', 'atime', 'nodiratime', 'diratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime',
@@ -164,7 +164,7 @@ function bindMount(m: BindMountInput): Mount {
   if (!m.containerPath.startsWith('/')) throw new SpecError(`mount destination "${m.containerPath}" must be an absolute path`);
   if (!m.hostPath.startsWith('/')) throw new SpecError(`mount source "${m.hostPath}" for ${m.containerPath} must be an absolute path`);
   const propagation = m.propagation ?? 'private';
-  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.options ?? [])];
+  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.recursiveReadonly ? ['rro'] : []), ...(m.options ?? [])];
   return { destination: cleanPath(m.containerPath), type: 'bind', source: m.hostPath, options };
 }
 
