@@ -25,7 +25,7 @@ if [ "${1:-}" = "--print-version" ]; then
 fi
 
 # The first releases of each maintained line with every known escape fixed (keep in step with
-# RUNC_MINIMUM_VERSIONS in packages/runtime-svc/src/oci/runc-version.ts).
+# RUNC_FIXED_RELEASES in packages/runtime-svc/src/oci/runtime-version.ts).
 debian_runc_is_fixed() {
   local v=$1
   if dpkg --compare-versions "$v" ge 1.4.3; then return 0; fi
