@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what Skiff needs (Debian packages, pnpm, node modules), builds it (runtime-svc's C
-# helpers too), installs the `skiff` command and a default configuration, then starts every service
-# with `skiff up --detach`.
+# Installs what Skiff needs (Debian packages, runc through scripts/runc.sh, pnpm, node modules), builds
+# it (runtime-svc's C helpers too), installs the `skiff` command and a default configuration, then
+# starts every service with `skiff up --detach`.
 #   --no-start   install and build only
 set -euo pipefail
 
@@ -46,6 +46,10 @@ if [ -z "$runsc_version" ] || ! dpkg --compare-versions "$runsc_version" ge "$RU
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports runsc >/dev/null
 fi
+
+# runc with every known container escape fixed, at /usr/local/sbin/runc (runtime.runc's default):
+# Debian's when it is new enough, else built from its pinned Go module (cached under /var/cache/skiff/runc).
+scripts/runc.sh >/dev/null
 
 if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
   echo "setup: installing pnpm $PNPM_VERSION"

@@ -209,19 +209,6 @@ describe('recursive read-only mounts', () => {
     assert.ok(runtime_handlers.filter((r) => r.name !== 'runsc').every((r) => r.features?.recursive_read_only_mounts === true));
   });
 
-  test('the copy made for it goes with the container', async () => {
-    const id = await h.runContainer(pod, `rro-${++counter}`, {
-      mounts: [{ container_path: '/data', host_path: source, readonly: true, recursive_read_only: true }],
-    });
-    const mine = (): string[] => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(`/${id}/rro/`));
-    assert.ok(mine().length >= 2, 'the staged copy and its submount are mounted');
-    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 }, { timeoutMs: 60_000 });
-    await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
-    // RemoveContainer answers once the removal is recorded; the mounts go with the cleanup after it.
-    await h.settledInventory();
-    assert.deepEqual(mine(), []);
-  });
-
   test('without readonly, or with another propagation, it is refused', async () => {
     for (const mount of [
       { container_path: '/data', host_path: source, readonly: false, recursive_read_only: true },

@@ -165,9 +165,9 @@ describe('a pod with its own user namespace', () => {
     for (const [options, message] of cases) await rejectsWithCode(usernsPod(HOST_BASE + SIZE, options), status.INVALID_ARGUMENT, message);
   });
 
-  test('runtime-svc killed while it makes id-mapped mounts leaves none behind once it is back', async () => {
-    const idmappedMounts = async (): Promise<string[]> =>
-      (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(h.skiff.root) && l.includes('/idmapped/'));
+  test('runtime-svc killed while it mounts overlays over id-mapped layers leaves none behind once it is back', async () => {
+    const containerMounts = async (): Promise<string[]> =>
+      (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(join(h.skiff.root, 'runtime', 'containers')));
     for (const delayMs of [30, 80, 150, 250]) {
       const pid = (await h.skiff.servicePid('runtime-svc'))!;
       const create = run(`killed-${delayMs}`).then(
@@ -180,7 +180,7 @@ describe('a pod with its own user namespace', () => {
       await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
       await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
       const { containers } = await callUnary(h.runtime, 'ListContainers', {}, { timeoutMs: 10_000 });
-      const stray = (await idmappedMounts()).filter((line) => !containers.some((c) => line.includes(`/${c.id}/`)));
+      const stray = (await containerMounts()).filter((line) => !containers.some((c) => line.includes(`/${c.id}/`)));
       assert.deepEqual(stray, [], `after a SIGKILL ${delayMs} ms into CreateContainer`);
     }
   });

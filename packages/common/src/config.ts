@@ -155,7 +155,7 @@ export function defaultConfig(): SkiffConfig {
     },
     runtime: {
       socket: '/run/skiff/runtime.sock',
-      runc: '/usr/sbin/runc',
+      runc: '/usr/local/sbin/runc',
       runsc: '/usr/bin/runsc',
       conmon: '/usr/bin/conmon',
       catatonit: '/usr/bin/catatonit',

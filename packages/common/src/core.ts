@@ -17,7 +17,7 @@ export { openLogDirectory, openLogFile, UnsafeLogPath } from './log-file.js';
 export { runCommand, runReportingCommand, runCommandsThroughSpawnServer, stopSpawnServer, CommandTimeoutError, type CommandResult, type ReportedResult, type RunCommandOptions } from './run-command.js';
 export { SpawnServer } from './spawn-server.js';
 export { parseProcStat, readProcStat, type ProcStat } from './proc-stat.js';
-export { mountFilesystem, unmountFilesystem, MountCallError } from './mount-calls.js';
+export { mountFilesystem, mountFlagsAndData, unmountFilesystem, MountCallError } from './mount-calls.js';
 export {
   DEFAULT_BRIDGE_CONFLIST,
   DEFAULT_CONFLIST_FILE,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -58,6 +58,22 @@ test('a busy mount is refused with EBUSY and detached when lazy', async () => {
     assert.equal(await mountEntry(dir), undefined);
     assert.equal(await mountEntry(inner), undefined);
   } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('an unmount through the spawn helper does not follow a link at the target to another mount', async () => {
+  assert.ok(runCommandsThroughSpawnServer());
+  const dir = await mkdtemp(join(tmpdir(), 'mount-calls-'));
+  const decoy = join(dir, 'decoy');
+  try {
+    await mkdir(decoy);
+    await mountFilesystem('tmpfs', 'mount-calls-decoy', decoy, []);
+    await symlink(decoy, join(dir, 'link'));
+    await assert.rejects(unmountFilesystem(join(dir, 'link'), true), (err: unknown) => err instanceof MountCallError && err.errno === 'EINVAL');
+    assert.ok(await mountEntry(decoy), 'the mount the link points at is still there');
+  } finally {
+    await unmountFilesystem(decoy, true).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -8,6 +8,7 @@ import { startDaemonMetrics } from '@skiff/common/metrics';
 import { CdiRegistry } from './cdi/cdi-registry.js';
 import { openRuntime } from './daemon/open-runtime.js';
 import { RuntimeHandlers } from './daemon/runtime-handlers.js';
+import { inspectRuntimeVersions, warnOfRuntimeVersions } from './daemon/runtime-versions.js';
 import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
 import { runtimeService } from './server.js';
 
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
     const handlers = new RuntimeHandlers(next.runtime, ctx.paths, ctx.cgroupDriver === 'systemd');
     // Containers of a handler that is gone are still stopped and removed through it (forExisting).
     ctx.handlers = handlers;
+    ctx.runtimeVersions = await inspectRuntimeVersions(handlers);
+    warnOfRuntimeVersions(ctx.runtimeVersions, log);
     ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs, log);
     log.level = next.log_level;
     return ['log_level', 'runtime.handlers', 'runtime.cdi_spec_dirs'];

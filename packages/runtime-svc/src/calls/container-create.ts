@@ -18,11 +18,10 @@ import type { ContainerRecord, ImageInfo, SandboxRecord } from '../state/records
 import { containerNameKey } from '../state/state-index.js';
 import { requestFingerprint, reserveName } from '../state/name-reservations.js';
 import { cgroupsPathFor } from '../cgroups/cgroups.js';
-import { mountOverlay } from '../mounts/mounts.js';
+import { mountOverlay, writableOverlay } from '../mounts/mounts.js';
 import { rootfsProtection } from '../container/rootfs-protection.js';
-import { stageRecursiveReadonly } from '../mounts/recursive-readonly.js';
-import { imageVolumesOf, leaseImageVolumes, mountImageVolumes } from '../mounts/image-volumes.js';
-import { bindSources, IdmappedMounts } from '../mounts/idmapped.js';
+import { checkImageVolumeSubPaths, imageVolumeOverlays, imageVolumesOf, leaseImageVolumes } from '../mounts/image-volumes.js';
+import { bindSourcesOf, checkIdmappable, mountIdmappedOverlays, withIdMappings } from '../mounts/idmapped.js';
 import { applyCdiEdits, collectCdiEdits, requestedCdiDevices } from '../cdi/cdi-edits.js';
 import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
@@ -37,8 +36,6 @@ import { criSignalNumber, parseSignal } from '../container/signals.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
 
 const SIGTERM = 15;
-/** Stands in for the container's user where only the spec's mounts matter, which do not depend on it. */
-const PROVISIONAL_USER: ResolvedUser = { uid: 0, gid: 0, additionalGids: [] };
 
 function imageInfo(requested: string, userSpecified: string, image: ImageRecord): ImageInfo {
   return {
@@ -222,7 +219,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       const { lowerDirs } = lease;
       timer.mark('lease and dirs');
       const volumes = await leaseImageVolumes(ctx.images, id, paths.dir, imageVolumes);
-      const specMounts = [...(await stageRecursiveReadonly(paths.dir, mounts)), ...volumes.map((v) => v.bind)];
+      const specMounts = [...mounts, ...volumes.map((v) => v.bind)];
       const hostDevices = security?.privileged ? await listHostDevices() : [];
       const specInput = (user: ResolvedUser): ContainerSpecInput =>
         applyCdiEdits(containerSpecInput({
@@ -242,28 +239,28 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         }), cdi);
       const imageVolumeDir = join(paths.dir, 'image-volumes');
       const madeOfMappedLayers = (source: string): boolean => source.startsWith(`${imageVolumeDir}/`);
-      const idmapped = sandbox.userns ? new IdmappedMounts(sandboxPaths.userns, join(paths.dir, 'idmapped')) : undefined;
-      if (idmapped && sandbox.userns) {
-        // Every copy at once: the layers, the image volumes' layers, and each bind the spec will
-        // have (which the container's user does not change, so a provisional one tells them).
-        for (const dir of [...lowerDirs, ...volumes.flatMap((v) => v.lowerDirs)]) idmapped.plan(dir);
-        for (const source of bindSources(specInput(PROVISIONAL_USER))) if (!madeOfMappedLayers(source)) idmapped.plan(source);
-        await idmapped.make();
-        timer.mark('id-mapped mounts');
+      const userns = sandbox.userns ? { mappings: sandbox.userns, path: sandboxPaths.userns } : undefined;
+      const overlays = [await writableOverlay(paths.rootfs, lowerDirs, paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev), ...(await imageVolumeOverlays(paths.dir, volumes))];
+      if (userns) {
         // The upper layer's root is the container's "/": it belongs to the pod's root.
-        await fs.chown(paths.upper, sandbox.userns.uid.hostID, sandbox.userns.gid.hostID);
+        await fs.chown(paths.upper, userns.mappings.uid.hostID, userns.mappings.gid.hostID);
+        await mountIdmappedOverlays(userns.path, [...lowerDirs, ...volumes.flatMap((v) => v.lowerDirs)], overlays);
+      } else {
+        for (const overlay of overlays) await mountOverlay(overlay);
       }
-      const layerFor = (dir: string): string => idmapped?.copyOf(dir) ?? dir;
-      await mountOverlay(paths.rootfs, lowerDirs.map(layerFor), paths.upper, paths.work, `${paths.dir}/empty`, protection.nodev);
       rec.rootfsMounted = true;
-      await mountImageVolumes(paths.dir, volumes, layerFor);
+      await checkImageVolumeSubPaths(volumes);
       timer.mark('overlay mounts');
 
       const user = await containerUser(paths.rootfs, resolved.config.config?.User ?? '', security);
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
       const builtSpec = buildSpec(specInput(user), ctx.facts);
       const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec, security?.readonly_rootfs ?? false) : builtSpec;
-      if (idmapped) spec.mounts = idmapped.withMappedSources(spec.mounts, madeOfMappedLayers);
+      if (userns) {
+        // runc id-maps the binds in the container's mount namespace; image volumes stand on id-mapped layers already.
+        await checkIdmappable(userns.path, bindSourcesOf(spec.mounts, madeOfMappedLayers));
+        spec.mounts = withIdMappings(spec.mounts, userns.mappings, madeOfMappedLayers);
+      }
       rec.ownPidNamespace = spec.linux?.namespaces?.some((ns) => ns.type === 'pid' && ns.path === undefined) === true;
       await fs.writeFile(paths.spec, JSON.stringify(spec), { mode: 0o600 });
       timer.mark('user and spec');

@@ -43,6 +43,8 @@ export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.Status
         cniConfigFile: file ?? null,
         podCidrs: ctx.network.cidrs,
       }),
+      // Each handler's runtime binary, its version and whether it is a runc with known container escapes.
+      runtimes: JSON.stringify(ctx.runtimeVersions),
     };
   }
   return response;

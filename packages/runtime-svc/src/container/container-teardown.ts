@@ -4,7 +4,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
 import { removeRecordDirectory } from '../state/record-store.js';
 import { removeCgroup } from '../cgroups/cgroups.js';
-import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { detachMountsUnder } from '../mounts/mounts.js';
 import { imageVolumeIndexes, imageVolumeLeaseHolder } from '../mounts/image-volumes.js';
 import { awaitProcessesExit, findProcesses, readArgv } from '../process/processes.js';
 import type { StepTimer } from '@skiff/common';
@@ -93,7 +93,7 @@ export async function teardownContainer(
   // Only a create that never finished (a record from before StartContainer ran `runc create`, or a
   // StartContainer cut short) can have a `runc create` still running.
   await removeFromRuntimeAndMonitor(ctx, rec, rec.phase === 'creating' || (rec.phase === 'created' && rec.pid === undefined), timer);
-  for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
+  await detachMountsUnder(paths.dir);
   timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs' && rec.cgroupsPath) await removeCgroup(rec.cgroupsPath);
   timer?.mark('cgroup');

@@ -2,7 +2,8 @@
  * How a container's root filesystem is protected. An image may carry device nodes (images
  * legitimately do), but an unprivileged container must not use one it brought itself, so its
  * overlay is mounted `nodev`. runc would lose that flag making a read-only root: it remounts
- * the root with MS_RDONLY alone, which resets the mount's other flags. So an unprivileged
+ * the root with MS_RDONLY alone, which resets the mount's other flags (1.1.5 and 1.4.3 alike;
+ * only in a user namespace, where the kernel refuses to clear locked flags, does it keep them). So an unprivileged
  * read-only root is instead made read-only by remounting the overlay itself once runc has
  * created the container (nothing of the container has run yet), keeping `nodev`.
  */

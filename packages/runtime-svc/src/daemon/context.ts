@@ -14,6 +14,7 @@ import type { CgroupDriver } from '../cgroups/cgroups.js';
 import type { NetworkSettings } from './network-settings.js';
 import type { RuntimePaths } from './paths.js';
 import type { RuntimeHandlers } from './runtime-handlers.js';
+import type { HandlerRuntimeVersion } from './runtime-versions.js';
 
 /** The parts of the image store the runtime reads. */
 export type ImageReader = Pick<ImageStore, 'find' | 'resolveRootfs' | 'acquireLease' | 'acquireLeaseNow' | 'releaseLease' | 'listLeases'>;
@@ -44,5 +45,8 @@ export interface RuntimeContext {
   network: NetworkSettings;
   /** Whether journald accepts entries: container output goes there as well as to the CRI log. */
   journald: boolean;
+  /** Skiff's own version. */
   runtimeVersion: string;
+  /** What each handler's runtime binary says its version is (read at start and on reload). */
+  runtimeVersions: HandlerRuntimeVersion[];
 }

@@ -19,6 +19,7 @@ import type { ImageReader, RuntimeContext } from './context.js';
 import { NetworkSettings } from './network-settings.js';
 import { RuntimePaths } from './paths.js';
 import { RuntimeHandlers } from './runtime-handlers.js';
+import { inspectRuntimeVersions, warnOfRuntimeVersions } from './runtime-versions.js';
 
 /** The version in this package's package.json, reported by Version. */
 export function packageVersion(): string {
@@ -45,7 +46,8 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
   await settlePreviousInstance(paths.instanceFile, o.log);
   for (const binary of [runtime.runc, runtime.conmon, runtime.catatonit]) {
     await fs.access(binary).catch(() => {
-      throw new Error(`${binary} is missing; install it or point the runtime configuration at it`);
+      const how = binary === runtime.runc ? ' (scripts/runc.sh installs a runc at /usr/local/sbin/runc)' : '';
+      throw new Error(`${binary} is missing; install it${how} or point the runtime configuration at it`);
     });
   }
   const cgroupDriver = await detectCgroupDriver();
@@ -56,6 +58,9 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
   } catch (err) {
     o.log.warn({ err: errorMessage(err) }, 'journald is not available: container output goes to the CRI log files only');
   }
+  const handlers = new RuntimeHandlers(runtime, paths, cgroupDriver === 'systemd');
+  const runtimeVersions = await inspectRuntimeVersions(handlers);
+  warnOfRuntimeVersions(runtimeVersions, o.log);
   const records = new RecordStore(paths);
   await records.init();
   const state = new StateIndex();
@@ -65,7 +70,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     paths,
     facts: await readHostFacts(),
     cgroupDriver,
-    handlers: new RuntimeHandlers(runtime, paths, cgroupDriver === 'systemd'),
+    handlers,
     netns: new NetnsManager(paths.netnsDir),
     cni: new CniRunner({ binDirs: runtime.cni_bin_dirs, cacheDir: paths.cniCacheDir }),
     images: o.images,
@@ -79,6 +84,7 @@ export async function openRuntime(o: OpenRuntimeOptions): Promise<{ ctx: Runtime
     network: await NetworkSettings.load(paths.runtimeConfigFile),
     journald,
     runtimeVersion: packageVersion(),
+    runtimeVersions,
   };
   const recovery = await recoverState(ctx);
   watchContainerExits(ctx);

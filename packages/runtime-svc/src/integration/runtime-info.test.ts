@@ -5,13 +5,20 @@ import { join } from 'node:path';
 import { podConfig, rejectsWith, TestDaemon, isRoot } from '@skiff/test-support';
 import { status } from '@grpc/grpc-js';
 import { callUnary } from '@skiff/proto';
+import { metricsAddressFile } from '@skiff/common/metrics';
 import { packageVersion } from '../daemon/open-runtime.js';
+import type { HandlerRuntimeVersion } from '../daemon/runtime-versions.js';
+import { DEFAULT_RUNC_PATH } from '../oci/runc.js';
+import { readRuntimeVersion } from '../oci/runtime-version.js';
+
+/** Debian 12's own runc (1.1.5), which has known container escapes. */
+const DEBIAN_RUNC = '/usr/sbin/runc';
 
 describe('runtime service: version, status and runtime configuration', { skip: !isRoot && 'needs root' }, () => {
   let d: TestDaemon;
 
   before(async () => {
-    d = await TestDaemon.create({ runtimeToml: 'runsc = ""\n[[runtime.handlers]]\nname = "alt"\nruntime_path = "/usr/sbin/runc"\n' });
+    d = await TestDaemon.create({ runtimeToml: `runsc = ""\n[[runtime.handlers]]\nname = "alt"\nruntime_path = "${DEBIAN_RUNC}"\n` });
     await d.start();
   });
 
@@ -19,13 +26,39 @@ describe('runtime service: version, status and runtime configuration', { skip: !
     await d?.cleanup();
   });
 
-  it('reports its name and versions', async () => {
+  it("reports its name and versions, the default runc's as build metadata", async () => {
+    const runc = await readRuntimeVersion(DEFAULT_RUNC_PATH);
+    assert.ok(!('error' in runc), JSON.stringify(runc));
     assert.deepEqual(await callUnary(d.client, 'Version', { version: '0.1.0' }), {
       version: '0.1.0',
       runtime_name: 'skiff',
-      runtime_version: packageVersion(),
+      runtime_version: `${packageVersion()}+runc.${runc.version}`,
       runtime_api_version: 'v1',
     });
+  });
+
+  it('reports the runc of every handler, and warns of and counts one with known container escapes', async () => {
+    const debian = await readRuntimeVersion(DEBIAN_RUNC);
+    assert.ok(!('error' in debian), JSON.stringify(debian));
+    const runtimes = JSON.parse((await callUnary(d.client, 'Status', { verbose: true })).info['runtimes'] ?? '[]') as HandlerRuntimeVersion[];
+    const byHandler = new Map(runtimes.map((r) => [r.handler, r]));
+    assert.deepEqual([...byHandler.keys()].sort(), ['', 'alt']);
+    assert.equal(byHandler.get('')?.path, DEFAULT_RUNC_PATH);
+    assert.equal(byHandler.get('')?.outdated, false);
+    assert.deepEqual(byHandler.get('alt'), { handler: 'alt', kind: 'oci', path: DEBIAN_RUNC, ...debian, outdated: true });
+
+    const warnings = d.logEntries().filter((e) => typeof e['msg'] === 'string' && e['msg'].startsWith('SECURITY:'));
+    assert.equal(warnings.length, 1, 'one warning, for the outdated runc alone');
+    const expected = `handler "alt" runs runc ${debian.version} (${DEBIAN_RUNC}), which has known container escapes`;
+    assert.ok(String(warnings[0]!['msg']).includes(expected), `${String(warnings[0]!['msg'])} says: ${expected}`);
+
+    const address = (await fs.readFile(metricsAddressFile(d.runDir, 'runtime-svc'), 'utf8')).trim();
+    const page = await (await fetch(`http://${address}/metrics`)).text();
+    const outdated = page.split('\n').filter((line) => line.startsWith('skiff_runtime_outdated{'));
+    assert.deepEqual(outdated.sort(), [
+      `skiff_runtime_outdated{handler="",path="${DEFAULT_RUNC_PATH}",version="${byHandler.get('')?.version}",service="runtime-svc"} 0`,
+      `skiff_runtime_outdated{handler="alt",path="${DEBIAN_RUNC}",version="${debian.version}",service="runtime-svc"} 1`,
+    ]);
   });
 
   it('is not network-ready without a CNI configuration, and refuses pods that need the network', async () => {

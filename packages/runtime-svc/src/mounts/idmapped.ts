@@ -1,67 +1,59 @@
-import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
-import type { Mount } from '../oci/runtime-spec.js';
+import { mountFlagsAndData } from '@skiff/common';
+import type { IdMapping, Mount } from '../oci/runtime-spec.js';
+import type { OverlayMount } from './mounts.js';
 import { runNativeHelper } from './native-helpers.js';
 
-/**
- * Id-mapped mounts for a pod with its own user namespace: files keep the ownership the container
- * should see without anything being chowned. runc 1.1.5 cannot make them, so runtime-svc does,
- * with the kernel's mount API (helpers/mount-api.c), under the container's directory, before
- * runc runs; runc then binds them like any other path. Every copy a container needs (image
- * layers, image volumes' layers, bind mounts) is planned first and then made in one helper run,
- * all or nothing. Everything here is unmounted with the container's directory (removal, a failed
- * create, recovery).
- */
-export class IdmappedMounts {
-  /** Source → where its id-mapped copy goes, in the order planned. */
-  private readonly planned = new Map<string, string>();
-
-  constructor(
-    private readonly usernsPath: string,
-    private readonly dir: string,
-  ) {}
-
-  /** Plans an id-mapped copy of `source` (one per source); answers where make() will put it. */
-  plan(source: string): string {
-    let target = this.planned.get(source);
-    if (target === undefined) {
-      target = join(this.dir, String(this.planned.size));
-      this.planned.set(source, target);
-    }
-    return target;
-  }
-
-  /** The id-mapped copy of a planned `source`; one that was not planned is a bug, not a path to use unmapped. */
-  copyOf(source: string): string {
-    const target = this.planned.get(source);
-    if (target === undefined) throw new Error(`no id-mapped copy of ${source} was planned`);
-    return target;
-  }
-
-  /** Makes every planned copy, in one run of the helper. */
-  async make(): Promise<void> {
-    if (this.planned.size === 0) return;
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await Promise.all(
-      [...this.planned].map(async ([source, target]) => {
-        if ((await fs.stat(source)).isDirectory()) await fs.mkdir(target);
-        else await fs.writeFile(target, '', { flag: 'wx', mode: 0o600 });
-      }),
-    );
-    const pairs = [...this.planned].flat();
-    await runNativeHelper('mount-api', ['idmap', this.usernsPath, ...pairs], "id-mapped mounts for the pod's user namespace");
-  }
-
-  /** The spec's mounts with each bind's source replaced by its copy; `skip` (already made of id-mapped layers) stays as it is. */
-  withMappedSources(mounts: readonly Mount[], skip: (source: string) => boolean): Mount[] {
-    return mounts.map((m) => (m.type !== 'bind' || m.source === undefined || skip(m.source) ? m : { ...m, source: this.copyOf(m.source) }));
-  }
+/** A pod's user namespace mappings (one uid and one gid range). */
+export interface PodIdMappings {
+  uid: IdMapping;
+  gid: IdMapping;
 }
 
-/** The sources of the bind mounts a spec input lists (its bind mounts and the verbatim ones of type bind). */
-export function bindSources(input: { mounts?: readonly { hostPath: string }[]; extraMounts?: readonly Mount[] }): string[] {
-  return [
-    ...(input.mounts ?? []).map((m) => m.hostPath),
-    ...(input.extraMounts ?? []).flatMap((m) => (m.type === 'bind' && m.source !== undefined ? [m.source] : [])),
-  ];
+/*
+ * Id-mapped mounts for a pod with its own user namespace: files keep the ownership the container
+ * should see without anything being chowned. None is ever a copy in the host's mount table of
+ * what it maps (a copy there would pin what lies below the source for as long as the container
+ * lives, and unmounting its submounts by path could be turned against another mount):
+ * - bind mounts are id-mapped by the OCI runtime in the container's mount namespace (uidMappings
+ *   and gidMappings on the spec's mount, runc 1.2+);
+ * - an overlay (the root filesystem, an image volume) is built over id-mapped layers by
+ *   `helpers/mount-api.c idmapped-overlays` in a mount namespace of its own, so the host's table
+ *   gets the overlay alone.
+ */
+
+/**
+ * Checks up front that every source can be id-mapped, as the runtime will map it, so that a
+ * filesystem that cannot be (procfs, an overlay, an old kernel) is refused by CreateContainer
+ * naming it: each is id-mapped as a detached copy, which is dropped unattached.
+ */
+export async function checkIdmappable(usernsPath: string, sources: readonly string[]): Promise<void> {
+  if (sources.length === 0) return;
+  await runNativeHelper('mount-api', ['can-idmap', usernsPath, ...new Set(sources)], "id-mapped mounts for the pod's user namespace");
+}
+
+/** The spec's bind mounts, id-mapped by the runtime with the pod's mappings (recursively: submounts too); `skip` stays as it is. */
+export function withIdMappings(mounts: readonly Mount[], mappings: PodIdMappings, skip: (source: string) => boolean): Mount[] {
+  return mounts.map((m) =>
+    m.type !== 'bind' || m.source === undefined || skip(m.source)
+      ? m
+      : { ...m, options: [...(m.options ?? []), 'ridmap'], uidMappings: [{ ...mappings.uid }], gidMappings: [{ ...mappings.gid }] },
+  );
+}
+
+/** The sources of the bind mounts among `mounts` but those `skip` names. */
+export function bindSourcesOf(mounts: readonly Mount[], skip: (source: string) => boolean): string[] {
+  return mounts.flatMap((m) => (m.type === 'bind' && m.source !== undefined && !skip(m.source) ? [m.source] : []));
+}
+
+/**
+ * Mounts `overlays`, each over id-mapped copies of its layers (`layers` lists every layer any of
+ * them names), in one run of the helper: all or nothing.
+ */
+export async function mountIdmappedOverlays(usernsPath: string, layers: readonly string[], overlays: readonly OverlayMount[]): Promise<void> {
+  const distinct = [...new Set(layers)];
+  const specs = overlays.flatMap((o) => {
+    const { flags, data } = mountFlagsAndData(o.options);
+    return [o.target, String(flags), data];
+  });
+  await runNativeHelper('mount-api', ['idmapped-overlays', usernsPath, String(distinct.length), ...distinct, ...specs], "overlays over id-mapped layers for the pod's user namespace");
 }

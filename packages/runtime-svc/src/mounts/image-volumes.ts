@@ -5,7 +5,7 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { ImageReader } from '../daemon/context.js';
 import type { BindMountInput } from '../oci/spec-builder.js';
-import { mountReadonlyOverlay } from './mounts.js';
+import { readonlyOverlay, type OverlayMount } from './mounts.js';
 
 /** A CRI mount of an image's filesystem (KEP-4639): `mounts[index]` of the container config. */
 export interface ImageVolume {
@@ -89,18 +89,19 @@ export async function leaseImageVolumes(images: ImageReader, containerId: string
 }
 
 /**
- * Mounts each leased image volume's layers read-only at its target, under the container's
- * directory (so everything that unmounts it takes them away too), and checks its sub-path.
+ * The read-only overlay of each leased image volume's layers, at its target under the container's
+ * directory (so everything that unmounts it takes them away too); the targets are made here.
  */
-export async function mountImageVolumes(
-  containerDir: string,
-  leased: readonly LeasedImageVolume[],
-  /** In a pod with its own user namespace: the id-mapped copy of a layer (an overlay cannot be id-mapped itself). */
-  layerFor: (lowerDir: string) => string = (dir) => dir,
-): Promise<void> {
-  for (const { volume, lowerDirs, target } of leased) {
+export async function imageVolumeOverlays(containerDir: string, leased: readonly LeasedImageVolume[]): Promise<OverlayMount[]> {
+  const overlays: OverlayMount[] = [];
+  for (const { lowerDirs, target } of leased) {
     await fs.mkdir(target, { recursive: true, mode: 0o755 });
-    await mountReadonlyOverlay(target, lowerDirs.map(layerFor), join(containerDir, 'empty'));
-    await checkSubPath(target, volume);
+    overlays.push(await readonlyOverlay(target, lowerDirs, join(containerDir, 'empty')));
   }
+  return overlays;
+}
+
+/** Checks each mounted image volume's sub-path. */
+export async function checkImageVolumeSubPaths(leased: readonly LeasedImageVolume[]): Promise<void> {
+  for (const { volume, target } of leased) await checkSubPath(target, volume);
 }

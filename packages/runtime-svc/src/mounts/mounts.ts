@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { errorMessage, mountFilesystem, runCommand, unmountFilesystem } from '@skiff/common';
-import { mountPoints } from './mountinfo.js';
+import { mountEntries, mountPoints } from './mountinfo.js';
 
 export class MountError extends Error {
   constructor(message: string) {
@@ -34,25 +34,33 @@ function overlayOptions(lowerDirs: readonly string[], rest: readonly string[], p
   return options;
 }
 
+/** An overlay to mount: where, and its mount(8)-style options (which name its layers). */
+export interface OverlayMount {
+  target: string;
+  options: string[];
+}
+
 /**
- * Mounts an overlay of `lowerDirs` (top layer first) with a writable upper layer. An image without
+ * An overlay of `lowerDirs` (top layer first) with a writable upper layer. An image without
  * layers gets an empty directory as its only lower layer, since overlayfs needs one.
  */
-export async function mountOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string, nodev = false): Promise<void> {
+export async function writableOverlay(target: string, lowerDirs: readonly string[], upper: string, work: string, emptyLower: string, nodev = false): Promise<OverlayMount> {
   const lowers = lowerDirs.length > 0 ? lowerDirs : [emptyLower];
   if (lowerDirs.length === 0) await fs.mkdir(emptyLower, { recursive: true });
-  const options = overlayOptions(lowers, [`upperdir=${upper}`, `workdir=${work}`], nodev ? ['nodev'] : []);
-  await mountCall(() => mountFilesystem('overlay', 'overlay', target, options));
+  return { target, options: overlayOptions(lowers, [`upperdir=${upper}`, `workdir=${work}`], nodev ? ['nodev'] : []) };
 }
 
 /**
  * A read-only overlay of `lowerDirs` (top first) with no upper layer, noexec, nosuid and nodev.
  * overlayfs wants two lower layers when there is no upper one, so an empty one is added.
  */
-export async function mountReadonlyOverlay(target: string, lowerDirs: readonly string[], emptyLower: string): Promise<void> {
+export async function readonlyOverlay(target: string, lowerDirs: readonly string[], emptyLower: string): Promise<OverlayMount> {
   await fs.mkdir(emptyLower, { recursive: true });
-  const options = overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'noexec', 'nosuid', 'nodev']);
-  await mountCall(() => mountFilesystem('overlay', 'overlay', target, options));
+  return { target, options: overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'noexec', 'nosuid', 'nodev']) };
+}
+
+export async function mountOverlay(overlay: OverlayMount): Promise<void> {
+  await mountCall(() => mountFilesystem('overlay', 'overlay', overlay.target, overlay.options));
 }
 
 /**
@@ -77,8 +85,28 @@ export async function unmountIfMounted(target: string): Promise<void> {
   }
 }
 
-/** Every mount point at or below `dir`, deepest first (the order to unmount them in). */
-export async function mountsUnder(dir: string): Promise<string[]> {
-  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
-  return [...(await mountPoints())].filter((p) => p === dir || p.startsWith(prefix)).sort((a, b) => b.length - a.length);
+/** Stacked mounts take a round each; more than this many rounds means something keeps mounting there. */
+const DETACH_ROUNDS = 16;
+
+function isAtOrUnder(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
+/**
+ * Detaches every mount at or below `dir` that does not stand on another of them (MNT_DETACH takes
+ * those below it along), by a path that never follows a link at the mount point (UMOUNT_NOFOLLOW).
+ * Mount points below one of them are never resolved: a container that can write there could turn
+ * a directory into a link meanwhile. Throws while any mount is left, so that nothing removes files
+ * through one.
+ */
+export async function detachMountsUnder(dir: string): Promise<void> {
+  for (let round = 0; ; round++) {
+    const under = (await mountEntries()).filter((e) => isAtOrUnder(e.point, dir));
+    if (under.length === 0) return;
+    if (round === DETACH_ROUNDS) throw new MountError(`mounts under ${dir} could not be detached: ${[...new Set(under.map((e) => e.point))].join(', ')}`);
+    const ids = new Set(under.map((e) => e.id));
+    const standalone = new Set(under.filter((e) => !ids.has(e.parentId)).map((e) => e.point));
+    // One gone meanwhile is not an error: the next round reads the table again.
+    for (const point of standalone) await unmountFilesystem(point, true).catch(() => undefined);
+  }
 }

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { runCommand } from '@skiff/common';
 import { isRoot } from '@skiff/test-support';
 import { NetnsManager } from '../cni/netns.js';
-import { IdmappedMounts } from './idmapped.js';
-import { mountPoints } from './mountinfo.js';
+import { checkIdmappable, mountIdmappedOverlays } from './idmapped.js';
+import { mountEntries, mountPoints } from './mountinfo.js';
+import { detachMountsUnder, MountError, readonlyOverlay, writableOverlay } from './mounts.js';
 import { KernelSupportError } from './native-helpers.js';
 
 const HOST_ID = 0x50000000 + (process.pid % 1000) * 65536;
@@ -54,22 +55,36 @@ describe('the C helpers', { skip: !isRoot && 'needs root' }, () => {
     assert.equal(gidMap, `0 ${HOST_ID} 65536`);
     assert.equal(net, `net:[${(await fs.stat(path)).ino}]`);
 
-    // The id-mapped copies of a directory the host's root owns: root's inside, and all or nothing.
-    const source = join(dir, 'source');
-    await fs.mkdir(source);
-    await fs.writeFile(join(source, 'file'), 'x');
-    const idmapped = new IdmappedMounts(usernsFile, join(dir, 'idmapped'));
-    const target = idmapped.plan(source);
-    await idmapped.make();
-    assert.equal((await fs.stat(join(target, 'file'))).uid, HOST_ID);
+    // Overlays over id-mapped layers: a layer the host's root owns is root's inside, and the
+    // host's mount table gains the overlays alone, no copy of the layer.
+    const layer = join(dir, 'layer');
+    await fs.mkdir(layer);
+    await fs.writeFile(join(layer, 'file'), 'x');
+    const [upper, work, rootfs, volume] = ['upper', 'work', 'rootfs', 'volume'].map((name) => join(dir, name)) as [string, string, string, string];
+    for (const made of [upper, work, rootfs, volume]) await fs.mkdir(made);
+    const mine = async (): Promise<string[]> => (await mountEntries()).filter((e) => e.point.startsWith(`${dir}/`) || e.root.startsWith(layer)).map((e) => e.point).sort();
+    const expected = [...(await mine()), rootfs, volume].sort();
+    const overlays = [await writableOverlay(rootfs, [layer], upper, work, join(dir, 'empty')), await readonlyOverlay(volume, [layer], join(dir, 'empty'))];
+    await mountIdmappedOverlays(usernsFile, [layer, layer], overlays);
+    assert.equal((await fs.stat(join(rootfs, 'file'))).uid, HOST_ID);
+    assert.equal((await fs.stat(join(volume, 'file'))).uid, HOST_ID);
+    assert.deepEqual(await mine(), expected);
 
-    // procfs cannot be id-mapped: FailedPrecondition naming it, and the copy made before it is undone.
-    const failing = new IdmappedMounts(usernsFile, join(dir, 'idmapped-failing'));
-    const first = failing.plan(source);
-    failing.plan('/proc');
-    await assert.rejects(failing.make(), (err: unknown) => err instanceof KernelSupportError && /cannot id-map the filesystem of \/proc/.test(err.message));
-    assert.ok(!(await mountPoints()).has(first), 'the first copy is unmounted again after the second failed');
+    // A source that cannot be id-mapped is FailedPrecondition naming it; the check mounts nothing.
+    await checkIdmappable(usernsFile, [layer, join(layer, 'file')]);
+    await assert.rejects(checkIdmappable(usernsFile, [layer, '/proc']), (err: unknown) => err instanceof KernelSupportError && /cannot id-map the filesystem of \/proc/.test(err.message));
+    assert.deepEqual(await mine(), expected);
 
+    // All or nothing: an overlay that cannot be mounted leaves none of the others mounted.
+    const second = join(dir, 'second');
+    await fs.mkdir(second);
+    const failing = [await readonlyOverlay(second, [layer], join(dir, 'empty')), await readonlyOverlay(join(dir, 'missing'), [layer], join(dir, 'empty'))];
+    await assert.rejects(mountIdmappedOverlays(usernsFile, [layer], failing), (err: unknown) => err instanceof MountError && /missing/.test(err.message));
+    assert.deepEqual(await mine(), expected);
+
+    // Teardown detaches them by their own mount points.
+    await detachMountsUnder(rootfs);
+    await detachMountsUnder(volume);
     await netns.remove('pod');
     await runCommand('umount', [usernsFile]);
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runCommand, type CommandResult, type RunCommandOptions } from '@skiff/common';
 import type { LinuxResources } from './runtime-spec.js';
 
-export const DEFAULT_RUNC_PATH = '/usr/sbin/runc';
+export const DEFAULT_RUNC_PATH = '/usr/local/sbin/runc';
 export const DEFAULT_RUNC_ROOT = '/run/skiff/runc';
 
 export interface RuncOptions {

@@ -66,6 +66,9 @@ export interface Mount {
   type?: string;
   source?: string;
   options?: string[];
+  /** An id-mapped bind mount (runtime-spec 1.1; runc 1.2+): the mapping of the source's owners. */
+  uidMappings?: IdMapping[];
+  gidMappings?: IdMapping[];
 }
 
 export type NamespaceType = 'pid' | 'network' | 'mount' | 'ipc' | 'uts' | 'user' | 'cgroup';

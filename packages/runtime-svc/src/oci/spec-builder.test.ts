@@ -147,6 +147,17 @@ describe('buildSpec', () => {
     assert.throws(() => buildSpec(input({ namespaces: { network: { mode: 'join', path: 'relative' } } }), facts()), SpecError);
   });
 
+  it('lists id mappings for a new user namespace only: one joined by path is mapped already', () => {
+    const idMappings = { uid: { containerID: 0, hostID: 1 << 20, size: 65536 }, gid: { containerID: 0, hostID: 1 << 20, size: 65536 } };
+    const joined = buildSpec(input({ idMappings, namespaces: { user: { mode: 'join', path: '/run/skiff/pods/p/userns' } } }), facts());
+    assert.deepEqual(joined.linux.namespaces[1], { type: 'user', path: '/run/skiff/pods/p/userns' });
+    assert.equal(joined.linux.uidMappings, undefined);
+    assert.equal(joined.linux.gidMappings, undefined);
+    const made = buildSpec(input({ idMappings, namespaces: { user: { mode: 'new' } } }), facts());
+    assert.deepEqual([made.linux.uidMappings, made.linux.gidMappings], [[idMappings.uid], [idMappings.gid]]);
+    assert.throws(() => buildSpec(input({ namespaces: { user: { mode: 'new' } } }), facts()), SpecError);
+  });
+
   it('builds bind mounts with ro and propagation, ordered parents first, replacing defaults', () => {
     const spec = buildSpec(
       input({
@@ -169,6 +180,11 @@ describe('buildSpec', () => {
     const shared = buildSpec(input({ mounts: [{ containerPath: '/m', hostPath: '/m', propagation: 'rshared' }] }), facts());
     assert.equal(shared.linux.rootfsPropagation, 'rshared');
     assert.throws(() => buildSpec(input({ mounts: [{ containerPath: 'rel', hostPath: '/x' }] }), facts()), SpecError);
+  });
+
+  it("makes a recursive read-only bind with runc's rro, in the container's mount namespace", () => {
+    const spec = buildSpec(input({ mounts: [{ containerPath: '/data', hostPath: '/host/data', readonly: true, recursiveReadonly: true, options: ['noexec'] }] }), facts());
+    assert.deepEqual(spec.mounts.find((m) => m.destination === '/data'), { destination: '/data', type: 'bind', source: '/host/data', options: ['rbind', 'rprivate', 'ro', 'rro', 'noexec'] });
   });
 
   it('maps resources to linux.resources', () => {

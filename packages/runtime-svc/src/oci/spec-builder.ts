@@ -38,7 +38,7 @@ export interface BindMountInput {
   containerPath: string;
   hostPath: string;
   readonly?: boolean;
-  /** Read-only submounts too; made before runc runs (see mounts/recursive-readonly.ts). */
+  /** Read-only submounts too: runc's `rro`, made with mount_setattr(2) in the container's mount namespace. */
   recursiveReadonly?: boolean;
   /**
    * Further mount options (BIND_MOUNT_OPTIONS): runc applies them with its remount, so flags a
@@ -80,7 +80,7 @@ export interface ContainerSpecInput {
   /** Mounts given verbatim (tmpfs, a sandbox's /dev/shm, ...); they go after the bind mounts. */
   extraMounts?: Mount[];
   namespaces?: NamespacesInput;
-  /** The pod's user namespace mappings, for a new user namespace or one joined. */
+  /** The pod's user namespace mappings: of a new user namespace, or of the one joined (for id-mapped mounts). */
   idMappings?: { uid: IdMapping; gid: IdMapping };
   cgroupsPath?: string;
   resources?: ResourcesInput;
@@ -152,7 +152,7 @@ function cleanPath(p: string): string {
   return `/${parts.join('/')}`;
 }
 
-/** The options runc 1.1.5 applies to a bind mount (with its remount); anything else would be ignored silently. */
+/** The options runc applies to a bind mount (with its remount); anything else would be ignored silently. */
 export const BIND_MOUNT_OPTIONS: ReadonlySet<string> = new Set([
   'ro', 'rw', 'nosuid', 'suid', 'nodev', 'dev', 'noexec', 'exec', 'sync', 'async', 'dirsync',
   'noatime', 'atime', 'nodiratime', 'diratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime',
@@ -164,7 +164,7 @@ function bindMount(m: BindMountInput): Mount {
   if (!m.containerPath.startsWith('/')) throw new SpecError(`mount destination "${m.containerPath}" must be an absolute path`);
   if (!m.hostPath.startsWith('/')) throw new SpecError(`mount source "${m.hostPath}" for ${m.containerPath} must be an absolute path`);
   const propagation = m.propagation ?? 'private';
-  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.options ?? [])];
+  const options = ['rbind', propagation === 'private' ? 'rprivate' : propagation, m.readonly ? 'ro' : 'rw', ...(m.recursiveReadonly ? ['rro'] : []), ...(m.options ?? [])];
   return { destination: cleanPath(m.containerPath), type: 'bind', source: m.hostPath, options };
 }
 
@@ -373,7 +373,9 @@ export function buildSpec(input: ContainerSpecInput, facts: HostFacts): Spec {
     resources: buildResources(input.resources, facts, privileged, devices),
   };
   if (input.cgroupsPath) linux.cgroupsPath = input.cgroupsPath;
-  if ((ns.user?.mode ?? 'host') !== 'host') {
+  // A namespace joined by path is mapped already: runc reads its mappings from it and warns of (or,
+  // when they differ, refuses) mappings listed beside the path.
+  if (ns.user?.mode === 'new') {
     if (!input.idMappings) throw new SpecError('a user namespace needs uid and gid mappings');
     linux.uidMappings = [{ ...input.idMappings.uid }];
     linux.gidMappings = [{ ...input.idMappings.gid }];

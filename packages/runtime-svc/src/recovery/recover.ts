@@ -11,7 +11,8 @@ import { FULL_ID } from '../state/ids.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { podNameKey } from '../state/state-index.js';
 import { CGROUP_ROOT, removeCgroup } from '../cgroups/cgroups.js';
-import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { detachMountsUnder } from '../mounts/mounts.js';
+import { mountPoints } from '../mounts/mountinfo.js';
 import { releaseStartGate } from '../container/sandboxed-start.js';
 import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
@@ -197,7 +198,7 @@ async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promi
   if (state || (await pathExists(paths.conmonPidFile)) || (await pathExists(paths.pidFile))) await undoCreateUnderMonitor(ctx, rec);
   if (!state) {
     // After a reboot the record outlives its rootfs mount: there is nothing left to start.
-    if ((await mountsUnder(paths.rootfs)).includes(paths.rootfs)) return;
+    if ((await mountPoints()).has(paths.rootfs)) return;
     await saveExited(ctx, rec, UNKNOWN_EXIT_CODE, 'Error', 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started');
     return;
   }
@@ -219,7 +220,7 @@ async function removeStray(ctx: RuntimeContext, kind: 'sandbox' | 'container', i
   await killMonitor(id, join(dir, 'conmon.pid'));
   if (kind === 'sandbox') await removeAttachments(ctx, id);
   await ctx.netns.remove(id);
-  for (const mount of await mountsUnder(dir)) await unmountIfMounted(mount);
+  await detachMountsUnder(dir);
   await removeMonitorFiles({ id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
   await fs.rm(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 import { removeCgroup } from '../cgroups/cgroups.js';
 import type { RuntimeContext } from '../daemon/context.js';
-import { mountsUnder, unmountIfMounted } from '../mounts/mounts.js';
+import { detachMountsUnder } from '../mounts/mounts.js';
 import type { SandboxRecord } from '../state/records.js';
 import { removeRecordDirectory } from '../state/record-store.js';
 import { deleteSandboxContainer } from './sandbox-container.js';
@@ -18,7 +18,7 @@ export async function teardownSandbox(ctx: RuntimeContext, rec: SandboxRecord, t
   await detachSandboxNetwork(ctx, rec);
   await ctx.netns.remove(rec.id);
   timer?.mark('network');
-  for (const mount of await mountsUnder(paths.dir)) await unmountIfMounted(mount);
+  await detachMountsUnder(paths.dir);
   timer?.mark('umount');
   if (ctx.cgroupDriver === 'cgroupfs') await removeCgroup(rec.cgroupsPath);
   timer?.mark('cgroup');
