@@ -35,17 +35,21 @@ import {
   type ConformanceSources,
 } from '../lib/conformance-images.js';
 import { startRegistry } from '../lib/registry.js';
+import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
+import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, removeCgroupTree } from './node-cgroups.js';
 import { suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 
 const run = promisify(execFile);
 
 export const DEFAULT_LABEL_FILTER = 'NodeConformance && !Flaky && !Slow';
-/** The node's own address, on a dummy interface of its network namespace. */
+/** The node's own address, on an interface of its network namespace. */
 const NODE_IP = '10.217.0.1';
 /** The cgroup (inside the node) of Skiff's daemons, their conmons and the registry. */
 const RUNTIME_CGROUP = 'skiff';
+/** The RuntimeClass handler the suite's RuntimeClass and PodOverhead specs expect on a node (runc). */
+const TEST_HANDLER = ['[[runtime.handlers]]', 'name = "test-handler"', 'runtime_path = "/usr/sbin/runc"', 'kind = "oci"'].join('\n');
 /** Directories the kubelet shares with any other kubelet on the machine, made private to the node. */
 const PRIVATE_DIRS = { kubelet: '/var/lib/kubelet', 'pod-logs': '/var/log/pods', cni: '/var/lib/cni' };
 
@@ -168,9 +172,15 @@ async function mountNodeCgroups(): Promise<void> {
 
 async function setUpNetwork(): Promise<void> {
   await sh('ip', ['link', 'set', 'lo', 'up']);
-  await sh('ip', ['link', 'add', 'skiff-node', 'type', 'dummy']);
+  // A veth pair with both ends here: the kernel has no dummy interfaces, and a link needs a
+  // carrier for its address to be used.
+  await sh('ip', ['link', 'add', 'skiff-node', 'type', 'veth', 'peer', 'name', 'skiff-node-peer']);
   await sh('ip', ['addr', 'add', `${NODE_IP}/24`, 'dev', 'skiff-node']);
+  await sh('ip', ['link', 'set', 'skiff-node-peer', 'up']);
   await sh('ip', ['link', 'set', 'skiff-node', 'up']);
+  // The API server takes its advertised address from the default route's interface. Nothing
+  // answers there: addresses beyond the node are unreachable, as the machine has no network.
+  await sh('ip', ['route', 'add', 'default', 'dev', 'skiff-node']);
 }
 
 async function privateDirs(stateDir: string): Promise<void> {
@@ -283,7 +293,7 @@ async function inside(options: Options): Promise<number> {
   try {
     log(`pushing the images to the registry at ${registry.host}`);
     await pushConformanceImages(registry, sources(options));
-    skiff = await startSkiff({ registriesConf: conformanceRegistriesConf(registry.host), logLevel: 'info' });
+    skiff = await startSkiff({ registriesConf: conformanceRegistriesConf(registry.host), logLevel: 'info', config: TEST_HANDLER });
     await moveProcess(process.pid, '');
     const images = skiff.imageClient();
     for (const spec of CONFORMANCE_IMAGES) {
@@ -308,7 +318,11 @@ async function inside(options: Options): Promise<number> {
     if (skiff !== undefined) {
       await removeAllPods(skiff.runtimeSocket).catch((err: Error) => log(`removing the pods: ${err.message}`));
       await writeFile(join(options.reportDir, 'skiff.log'), skiff.output()).catch(() => undefined);
-      await skiff.stop();
+      await skiff.stop({ keepDir: true });
+      // Network namespaces and /dev/shm mounts of pods the kubelet left; the node's mount
+      // namespace ends with this process, but the directory must be empty of mounts to go.
+      for (const mount of (await mountsUnder(skiff.dir)).reverse()) await sh('umount', ['--lazy', mount]).catch(() => undefined);
+      await removeDir(skiff.dir);
     }
     await registry.stop();
   }
