@@ -14,10 +14,11 @@
  *       registries.conf with `mirrorHost` (plain HTTP) as the mirror of every registry named here
  *
  * What each stands in for, and how it behaves:
- *   busybox     the busybox userland, CMD sh, the accounts of the busybox image
+ *   busybox     the busybox userland (with nmeter, which Debian's build leaves out), CMD sh, the
+ *               accounts of the busybox image
  *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, the accounts
  *               user-defined-in-image (1000) in group-defined-in-image (50000), ports 80 8080 8081
- *               9376 5000, over the busybox userland (sh and the usual commands)
+ *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash
  *   nginx       Debian's nginx serving /usr/share/nginx/html on port 80 in the foreground, logs on
  *               stdout/stderr, stop signal SIGQUIT
  *   perl        Debian's perl-base
@@ -29,13 +30,14 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import type { RootfsAccounts } from './busybox-rootfs.js';
+import { createHash } from 'node:crypto';
+import { busyboxRootfsEntries, type RootfsAccounts } from './busybox-rootfs.js';
 import { DEBIAN_CACHE_DIR } from './debian-binary.js';
 import { debianRootfs, directoryEntries, DOC_DIRS } from './debian-rootfs.js';
-import { busyboxLayer, cachedLayer, catalogueBlobDir, loadOrBuild } from './image-catalogue.js';
+import { cachedLayer, catalogueBlobDir, loadOrBuild } from './image-catalogue.js';
 import type { Layer } from './layer-builder.js';
 import { buildImage, type ContainerConfig, type ImageContent } from './oci-image.js';
 import { pushImage } from './push.js';
@@ -156,7 +158,56 @@ const AGNHOST_ACCOUNTS = {
 
 const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-const userland = (): Promise<Layer> => busyboxLayer('gzip', BUSYBOX_ACCOUNTS, 'conformance-busybox');
+/**
+ * busybox's nmeter applet, which the suite's container lifecycle specs run for millisecond
+ * timestamps and Debian's busybox-static leaves out: built alone (static) from the busybox source
+ * of the installed busybox-static's version, from Debian's archive, checked against its digest.
+ */
+const BUSYBOX_SOURCE_SHA256: Record<string, string> = {
+  '1.35.0': 'faeeb244c35a348a334f4a59e44626ee870fb07b6884d68c10ae8bc19f83a694',
+};
+
+async function nmeterBinary(): Promise<string> {
+  const version = (await run('dpkg-query', ['-W', '-f', '${source:Upstream-Version}', 'busybox-static'])).stdout.trim();
+  const digest = BUSYBOX_SOURCE_SHA256[version];
+  if (digest === undefined) throw new Error(`no digest known for the busybox ${version} source: add it to BUSYBOX_SOURCE_SHA256`);
+  const binary = join(DEBIAN_CACHE_DIR, `busybox-nmeter-${version}`, 'nmeter');
+  if (existsSync(binary)) return binary;
+  await mkdir(DEBIAN_CACHE_DIR, { recursive: true });
+  const work = await mkdtemp(join(DEBIAN_CACHE_DIR, 'busybox-source-'));
+  try {
+    const url = `http://deb.debian.org/debian/pool/main/b/busybox/busybox_${version}.orig.tar.bz2`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(300_000) });
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+    const tarball = Buffer.from(await response.arrayBuffer());
+    const actual = createHash('sha256').update(tarball).digest('hex');
+    if (actual !== digest) throw new Error(`${url}: sha256 ${actual}, expected ${digest}`);
+    await writeFile(join(work, 'source.tar.bz2'), tarball);
+    await run('tar', ['-xjf', 'source.tar.bz2', '--strip-components=1'], { cwd: work });
+    await run('make', ['allnoconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
+    const config = (await readFile(join(work, '.config'), 'utf8'))
+      .replace('# CONFIG_NMETER is not set', 'CONFIG_NMETER=y')
+      .replace('# CONFIG_STATIC is not set', 'CONFIG_STATIC=y');
+    await writeFile(join(work, '.config'), config);
+    await run('sh', ['-c', 'yes "" | make oldconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
+    await run('make', ['-j2', 'busybox'], { cwd: work, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 });
+    await mkdir(join(binary, '..'), { recursive: true });
+    await copyFile(join(work, 'busybox'), `${binary}.tmp`);
+    await rename(`${binary}.tmp`, binary);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+/** The busybox userland with busybox's image's accounts, and nmeter beside it. */
+async function userland(): Promise<Layer> {
+  const nmeter = await nmeterBinary();
+  return cachedLayer(`conformance-busybox-${fileKey(nmeter)}`, () => [
+    ...busyboxRootfsEntries(BUSYBOX_ACCOUNTS),
+    { type: 'file', name: 'bin/nmeter', mode: 0o755, content: { path: nmeter, size: statSync(nmeter).size } },
+  ]);
+}
 
 function file(name: string, content: string, mode = 0o644): TarEntry {
   return { type: 'file', name, content, mode };
@@ -303,7 +354,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'agnhost':
     case 'agnhost-prev':
       return () =>
-        imageOf([userland(), agnhostLayer(sources.agnhost)], {
+        imageOf([userland(), debianLayer(['bash']), agnhostLayer(sources.agnhost)], {
           Entrypoint: ['/agnhost'],
           Cmd: ['pause'],
           ExposedPorts: AGNHOST_PORTS,

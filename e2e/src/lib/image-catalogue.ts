@@ -14,7 +14,6 @@
  *   cachedLayer(key, entries, compression?, gzipLevel?): Promise<Layer>   a layer built once per cache
  *   loadOrBuild(key, build): Promise<T>      a descriptor built once per cache (its blobs checked)
  *   catalogueBlobDir(): string               the blob directory of the cache
- *   busyboxLayer(compression?, accounts?, key?): Promise<Layer>   the busybox userland
  *   MULTILAYER, TRAVERSAL, BIG_FILE, BENCH5, MULTIARCH_PLATFORMS, DEFAULT_ENV, TEST_USER
  *       what the images contain, for assertions
  *
@@ -31,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newTempPath } from './blob-dir.js';
-import { BUSYBOX_PATH, busyboxRootfsEntries, TEST_USER, type RootfsAccounts } from './busybox-rootfs.js';
+import { BUSYBOX_PATH, busyboxRootfsEntries, TEST_USER } from './busybox-rootfs.js';
 import { buildLayer, type Layer } from './layer-builder.js';
 import { MediaTypes, type LayerCompression } from './media-types.js';
 import { buildImage, buildIndex, type ContainerConfig, type Image, type ImageContent, type Platform } from './oci-image.js';
@@ -183,9 +182,8 @@ export function cachedLayer(
   return promise;
 }
 
-/** The busybox userland; other accounts than the test ones make another layer, under another key. */
-export function busyboxLayer(compression: LayerCompression = 'gzip', accounts?: RootfsAccounts, key = 'busybox'): Promise<Layer> {
-  return cachedLayer(key, () => busyboxRootfsEntries(accounts), compression);
+function busyboxLayer(compression: LayerCompression = 'gzip'): Promise<Layer> {
+  return cachedLayer('busybox', busyboxRootfsEntries, compression);
 }
 
 function randomFileLayer(key: string, path: string, size: number, seed: string): Promise<Layer> {
