@@ -11,6 +11,7 @@
  *                                            (default: the root of each); cpuset's cpus and mems
  *                                            copied from the parent
  *   moveProcess(pid, relativePath, parents?): Promise<void>   into that cgroup of every hierarchy
+ *   processesIn(relativePath, parents?): Promise<number>   processes in that cgroup and below it (pids)
  *   removeCgroupTree(relativePath, parents?): Promise<string[]>   deepest first; what stayed
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -78,6 +79,20 @@ export async function createCgroup(relativePath: string, parents?: Map<string, s
 
 export async function moveProcess(pid: number, relativePath: string, parents?: Map<string, string>): Promise<void> {
   for (const mount of cgroupMounts()) await writeFile(join(dirOf(mount, relativePath, parents), 'cgroup.procs'), `${pid}\n`);
+}
+
+async function countProcesses(dir: string): Promise<number> {
+  const own = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  let count = own.split('\n').filter(Boolean).length;
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (entry.isDirectory()) count += await countProcesses(join(dir, entry.name));
+  }
+  return count;
+}
+
+export async function processesIn(relativePath: string, parents?: Map<string, string>): Promise<number> {
+  const pids = cgroupMounts().find((mount) => mount.options.split(',').includes('pids'));
+  return pids === undefined ? 0 : countProcesses(dirOf(pids, relativePath, parents));
 }
 
 async function removeTree(dir: string, left: string[]): Promise<void> {

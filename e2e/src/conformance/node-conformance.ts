@@ -8,10 +8,13 @@
  *
  * Outside (with the network): builds the images the suite runs (conformance-images.ts), then gives
  * the node a cgroup of its own in every hierarchy, below this process's, and starts the inside part
- * in new mount, cgroup and network namespaces, so that the node's cgroup is the root the kubelet
- * sees (its /system, /kubelet and /kubepods are the node's, and the processes it moves into /system
- * are the node's own), its ports (the kubelet's 10250, the API server's) and CNI bridge are its own,
- * and its /var/lib/kubelet, /var/log/pods and /var/lib/cni are directories of this run.
+ * in new mount, cgroup, network and PID namespaces, under catatonit as the node's PID 1, so that the
+ * node's cgroup is the root the kubelet sees (its /system, /kubelet and /kubepods are the node's,
+ * and the processes it moves into /system are the node's own), its ports (the kubelet's 10250, the
+ * API server's) and CNI bridge are its own, its /var/lib/kubelet, /var/log/pods and /var/lib/cni
+ * are directories of this run, and its init's namespaces can be read (the kubelet compares its own
+ * with /proc/1's before it moves itself into /kubelet; the host's are closed to it). Everything the
+ * node ran ends with its PID 1.
  *
  * Inside: the registry with the images, Skiff (registries.conf mirrors to it) with its daemons in
  * the cgroup /skiff (the kubelet's --runtime-cgroups), every image pulled through Skiff, then the
@@ -38,7 +41,7 @@ import { startRegistry } from '../lib/registry.js';
 import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
-import { cgroupMounts, createCgroup, moveProcess, ownCgroups, removeCgroupTree } from './node-cgroups.js';
+import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
 import { suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 
 const run = promisify(execFile);
@@ -109,6 +112,14 @@ async function unlistedImages(options: Options): Promise<string[]> {
   return CONFORMANCE_IMAGES.map((spec) => spec.reference).filter((reference) => !listed.has(reference));
 }
 
+const CATATONIT = '/usr/bin/catatonit';
+
+/** The node's processes end with its PID 1; their cgroups can go once the kernel has reaped them. */
+async function nodeProcessesGone(nodeCgroup: string, own: Map<string, string>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && (await processesIn(nodeCgroup, own)) > 0) await new Promise((r) => setTimeout(r, 200));
+}
+
 async function outside(options: Options): Promise<number> {
   for (const tool of ['e2e_node.test', 'kubelet', 'agnhost']) {
     if (!existsSync(join(options.kubeBin, tool))) usage(`${join(options.kubeBin, tool)} is missing: run scripts/kube-tools.sh`);
@@ -125,16 +136,15 @@ async function outside(options: Options): Promise<number> {
   await moveProcess(process.pid, nodeCgroup, own);
   let code: number;
   try {
-    const child = spawn(
-      'unshare',
-      ['--mount', '--cgroup', '--net', '--propagation', 'private', '--', process.execPath, fileURLToPath(import.meta.url), '--inside', JSON.stringify(options)],
-      { stdio: 'inherit' },
-    );
+    const namespaces = ['--mount', '--cgroup', '--net', '--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', '--propagation', 'private'];
+    const inner = [process.execPath, fileURLToPath(import.meta.url), '--inside', JSON.stringify(options)];
+    const child = spawn('unshare', [...namespaces, '--', CATATONIT, '--', ...inner], { stdio: 'inherit' });
     const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
     process.on('SIGINT', forward).on('SIGTERM', forward);
     code = await new Promise<number>((resolve) => child.once('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1))));
   } finally {
     await moveProcess(process.pid, '', own);
+    await nodeProcessesGone(nodeCgroup, own);
     const left = await removeCgroupTree(nodeCgroup, own);
     if (left.length > 0) log(`cgroups left behind (processes still in them): ${left.join(' ')}`);
   }
