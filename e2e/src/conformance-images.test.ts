@@ -67,6 +67,9 @@ describe('node conformance images', () => {
       return result.code === 0 ? result.stdout : undefined;
     });
     assert.equal(hostname, pod.config.hostname);
+    // The lifecycle hook specs serve HTTPS with the certificate the image brings.
+    const tls = await start('agnhost', { args: ['netexec', '--http-port=8443', '--udp-port=-1', '--tls-cert-file=/localhost.crt', '--tls-private-key-file=/localhost.key'] });
+    await until('netexec to serve TLS', async () => ((await h.exec(tls, ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/8443'])).code === 0 ? true : undefined));
     const user = await start('agnhost', { command: ['sh', '-c', 'sleep 600'], linux: { security_context: { run_as_user: { value: 1000 } } } });
     const groups = await h.exec(user, ['id', '-G']);
     assert.deepEqual(groups.stdout.trim().split(' ').sort(), ['1000', '50000']);

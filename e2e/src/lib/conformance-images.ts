@@ -16,7 +16,8 @@
  * What each stands in for, and how it behaves:
  *   busybox     the busybox userland (with nmeter, which Debian's build leaves out), CMD sh, the
  *               accounts of the busybox image
- *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, the accounts
+ *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, porter's
+ *               /localhost.crt and /localhost.key from the module's source, the accounts
  *               user-defined-in-image (1000) in group-defined-in-image (50000), ports 80 8080 8081
  *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash
  *   nginx       Debian's nginx serving /usr/share/nginx/html on port 80 in the foreground, logs on
@@ -205,12 +206,17 @@ async function userland(): Promise<Layer> {
   const nmeter = await nmeterBinary();
   return cachedLayer(`conformance-busybox-${fileKey(nmeter)}`, () => [
     ...busyboxRootfsEntries(BUSYBOX_ACCOUNTS),
-    { type: 'file', name: 'bin/nmeter', mode: 0o755, content: { path: nmeter, size: statSync(nmeter).size } },
+    hostFile('bin/nmeter', nmeter, 0o755),
   ]);
 }
 
 function file(name: string, content: string, mode = 0o644): TarEntry {
   return { type: 'file', name, content, mode };
+}
+
+/** A file of the host, as `name` in a layer. */
+function hostFile(name: string, path: string, mode = 0o644): TarEntry {
+  return { type: 'file', name, mode, content: { path, size: statSync(path).size } };
 }
 
 function dir(name: string, mode = 0o755): TarEntry {
@@ -228,9 +234,23 @@ async function debianLayer(packages: string[]): Promise<Layer> {
   return cachedLayer(`conformance-${basename(root)}`, () => directoryEntries(root, { exclude: DOC_DIRS }));
 }
 
-function agnhostLayer(agnhost: string): Promise<Layer> {
-  return cachedLayer(`conformance-agnhost-${fileKey(agnhost)}`, () => [
-    { type: 'file', name: 'agnhost', mode: 0o755, content: { path: agnhost, size: statSync(agnhost).size } },
+/** The directory of the pinned k8s.io/kubernetes module's source (Go's module cache). */
+async function kubernetesSource(moduleDir: string): Promise<string> {
+  const { stdout } = await run(GO, ['list', '-m', '-f', '{{.Dir}}', 'k8s.io/kubernetes'], {
+    cwd: moduleDir,
+    env: { ...process.env, GOFLAGS: '-mod=readonly' },
+    timeout: 300_000,
+  });
+  return stdout.trim();
+}
+
+/** agnhost as its image has it, with porter's certificate and key (netexec serves HTTPS with them). */
+async function agnhostLayer(agnhost: string, moduleDir: string): Promise<Layer> {
+  const porter = join(await kubernetesSource(moduleDir), 'test/images/agnhost/porter');
+  return cachedLayer(`conformance-agnhost-${fileKey(agnhost)}-${fileKey(join(porter, 'localhost.crt'))}`, () => [
+    hostFile('agnhost', agnhost, 0o755),
+    hostFile('localhost.crt', join(porter, 'localhost.crt')),
+    hostFile('localhost.key', join(porter, 'localhost.key')),
     { type: 'symlink', name: 'agnhost-2', target: 'agnhost' },
     dir('uploads'),
     dir('etc'),
@@ -328,7 +348,7 @@ async function nnpLayer(moduleDir: string): Promise<Layer> {
     dir('usr'),
     dir('usr/local'),
     dir('usr/local/bin'),
-    { type: 'file', name: 'usr/local/bin/nnp', mode: 0o4755, content: { path: nnp, size: statSync(nnp).size } },
+    hostFile('usr/local/bin/nnp', nnp, 0o4755),
   ]);
 }
 
@@ -336,7 +356,7 @@ const CATATONIT = '/usr/bin/catatonit';
 
 function pauseLayer(): Promise<Layer> {
   return cachedLayer(`conformance-pause-${fileKey(CATATONIT)}`, () => [
-    { type: 'file', name: 'pause', mode: 0o755, content: { path: CATATONIT, size: statSync(CATATONIT).size } },
+    hostFile('pause', CATATONIT, 0o755),
   ]);
 }
 
@@ -354,7 +374,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'agnhost':
     case 'agnhost-prev':
       return () =>
-        imageOf([userland(), debianLayer(['bash']), agnhostLayer(sources.agnhost)], {
+        imageOf([userland(), debianLayer(['bash']), agnhostLayer(sources.agnhost, moduleDir)], {
           Entrypoint: ['/agnhost'],
           Cmd: ['pause'],
           ExposedPorts: AGNHOST_PORTS,
