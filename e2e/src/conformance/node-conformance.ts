@@ -200,6 +200,13 @@ async function privateDirs(stateDir: string): Promise<void> {
     await mkdir(target, { recursive: true });
     await sh('mount', ['--bind', source, target]);
   }
+  // A journald of the node's own, which runtime-svc starts when it finds none: logs-svc trusts a
+  // barrier entry by the pid journald records for its sender, and the host's journald records
+  // pids of the host's PID namespace, not the node's.
+  for (const dir of ['/run/systemd', '/run/log/journal', '/var/log/journal']) {
+    await mkdir(dir, { recursive: true });
+    await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'skiff-node', dir]);
+  }
   // Without systemd as PID 1 the suite must start the kubelet itself, which it does only when it
   // finds no systemd-run; a character device is not executable, so the lookup fails.
   if (existsSync('/usr/bin/systemd-run')) await sh('mount', ['--bind', '/dev/null', '/usr/bin/systemd-run']);
