@@ -23,7 +23,7 @@
  *   node-conformance: N passed, N failed, N skipped
  */
 import { execFile, spawn } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -139,7 +139,16 @@ async function outside(options: Options): Promise<number> {
     const namespaces = ['--mount', '--cgroup', '--net', '--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', '--propagation', 'private'];
     const inner = [process.execPath, fileURLToPath(import.meta.url), '--inside', JSON.stringify(options)];
     const child = spawn('unshare', [...namespaces, '--', CATATONIT, '--', ...inner], { stdio: 'inherit' });
-    const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
+    // unshare --fork ignores SIGINT and SIGTERM while it waits: the node's PID 1 (catatonit, its
+    // only child) gets them, and hands them to the runner inside.
+    const forward = (signal: NodeJS.Signals): void => {
+      try {
+        const init = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0];
+        if (init) process.kill(Number(init), signal);
+      } catch {
+        // the node has ended already
+      }
+    };
     process.on('SIGINT', forward).on('SIGTERM', forward);
     code = await new Promise<number>((resolve) => child.once('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1))));
   } finally {
