@@ -4,12 +4,15 @@
  *   BUSYBOX_PATH = '/bin/busybox'
  *   TEST_USER = { name: 'skiffuser', uid: 1234, gid: 1234, home: '/home/skiffuser' }
  *   busyboxApplets(): string[]          applet paths from `busybox --list-full`, e.g. "usr/bin/env"
- *   busyboxRootfsEntries(): TarEntry[]  the whole userland, parents before children
- *   PASSWD, GROUP                       the /etc/passwd and /etc/group contents
+ *   busyboxRootfsEntries(accounts?): TarEntry[]  the whole userland, parents before children
+ *   interface RootfsAccounts { passwd, group, homes }   what /etc/passwd, /etc/group and /home hold
+ *   TEST_ACCOUNTS                       root, skiffuser and nobody (the default)
+ *   PASSWD, GROUP                       the /etc/passwd and /etc/group contents of TEST_ACCOUNTS
  *
  * Every applet is a hard link to bin/busybox (not a symlink), so the layer
  * exercises hard-link extraction. Also: /etc/passwd, /etc/group, /tmp (1777),
- * /root (0700), /home/skiffuser (owned 1234:1234), and empty /dev, /proc, /sys.
+ * /root (0700), each account's home (owned by it; /home/skiffuser, 1234:1234, by
+ * default), and empty /dev, /proc, /sys.
  */
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -30,6 +33,18 @@ export const GROUP = ['root:x:0:', `${TEST_USER.name}:x:${TEST_USER.gid}:`, 'nog
   '\n',
 );
 
+export interface RootfsAccounts {
+  passwd: string;
+  group: string;
+  homes: readonly { path: string; uid: number; gid: number }[];
+}
+
+export const TEST_ACCOUNTS: RootfsAccounts = {
+  passwd: PASSWD,
+  group: GROUP,
+  homes: [{ path: TEST_USER.home, uid: TEST_USER.uid, gid: TEST_USER.gid }],
+};
+
 let appletCache: string[] | undefined;
 
 export function busyboxApplets(): string[] {
@@ -49,20 +64,16 @@ function parentDirs(path: string): string[] {
   return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
 }
 
-export function busyboxRootfsEntries(): TarEntry[] {
+export function busyboxRootfsEntries(accounts: RootfsAccounts = TEST_ACCOUNTS): TarEntry[] {
   const applets = busyboxApplets();
   const dirs = new Set<string>(['bin', 'etc', 'dev', 'proc', 'sys', 'root', 'tmp', 'home', 'usr', 'usr/bin', 'usr/sbin', 'sbin']);
   for (const applet of applets) for (const dir of parentDirs(applet)) dirs.add(dir);
+  const homes = accounts.homes.map((home) => ({ ...home, path: home.path.replace(/^\/+/, '') }));
+  for (const home of homes) for (const dir of parentDirs(home.path)) dirs.add(dir);
 
   const dirMode: Record<string, number> = { tmp: 0o1777, root: 0o700, proc: 0o555, sys: 0o555 };
   const entries: TarEntry[] = [...dirs].sort().map((name) => ({ type: 'dir', name, mode: dirMode[name] ?? 0o755 }));
-  entries.push({
-    type: 'dir',
-    name: TEST_USER.home.slice(1),
-    mode: 0o755,
-    uid: TEST_USER.uid,
-    gid: TEST_USER.gid,
-  });
+  for (const home of homes) entries.push({ type: 'dir', name: home.path, mode: 0o755, uid: home.uid, gid: home.gid });
   entries.push({
     type: 'file',
     name: 'bin/busybox',
@@ -70,7 +81,7 @@ export function busyboxRootfsEntries(): TarEntry[] {
     content: { path: BUSYBOX_PATH, size: statSync(BUSYBOX_PATH).size },
   });
   for (const applet of applets) entries.push({ type: 'hardlink', name: applet, target: 'bin/busybox', mode: 0o755 });
-  entries.push({ type: 'file', name: 'etc/passwd', mode: 0o644, content: PASSWD });
-  entries.push({ type: 'file', name: 'etc/group', mode: 0o644, content: GROUP });
+  entries.push({ type: 'file', name: 'etc/passwd', mode: 0o644, content: accounts.passwd });
+  entries.push({ type: 'file', name: 'etc/group', mode: 0o644, content: accounts.group });
   return entries;
 }

@@ -4,6 +4,11 @@
  * start services (prometheus).
  *
  *   debianBinary(pkg, pathInPackage): Promise<string>   the absolute path of the unpacked binary
+ *   downloadPackages(specs, dir): Promise<string[]>     `apt-get download` of "name" or "name=version"
+ *                                                       into dir; the .deb files in the order asked
+ *   aptGet(args): Promise<string>                       apt-get's output; the package lists are
+ *                                                       refreshed once when the first try fails
+ *   DEBIAN_CACHE_DIR                                    where unpacked packages are kept
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,33 +17,41 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const CACHE_DIR = '/var/cache/skiff-test';
+export const DEBIAN_CACHE_DIR = '/var/cache/skiff-test';
 
-/** `apt-get download` into `dir`; the package lists are refreshed only when the first try fails. */
-async function downloadPackage(pkg: string, dir: string): Promise<string> {
+export async function aptGet(args: string[], cwd?: string): Promise<string> {
+  const options = { cwd, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 };
   try {
-    await run('apt-get', ['download', pkg], { cwd: dir, timeout: 300_000 });
+    return (await run('apt-get', args, options)).stdout;
   } catch {
     await run('apt-get', ['update'], { timeout: 300_000 });
-    await run('apt-get', ['download', pkg], { cwd: dir, timeout: 300_000 });
+    return (await run('apt-get', args, options)).stdout;
   }
-  const deb = (await readdir(dir)).find((n) => n.startsWith(`${pkg}_`) && n.endsWith('.deb'));
-  if (!deb) throw new Error(`apt-get download ${pkg} left no .deb in ${dir}`);
-  return join(dir, deb);
+}
+
+export async function downloadPackages(specs: readonly string[], dir: string): Promise<string[]> {
+  await aptGet(['download', ...specs], dir);
+  const files = await readdir(dir);
+  return specs.map((spec) => {
+    const name = spec.split('=')[0]!;
+    const deb = files.find((n) => n.startsWith(`${name}_`) && n.endsWith('.deb'));
+    if (!deb) throw new Error(`apt-get download ${spec} left no .deb in ${dir}`);
+    return join(dir, deb);
+  });
 }
 
 const unpacked = new Map<string, Promise<string>>();
 
 /** Unpacks the package once per machine; concurrent runs each unpack apart and the first rename wins. */
 async function unpack(pkg: string, pathInPackage: string): Promise<string> {
-  const root = join(CACHE_DIR, pkg);
+  const root = join(DEBIAN_CACHE_DIR, pkg);
   const binary = join(root, pathInPackage);
   if (existsSync(binary)) return binary;
-  await mkdir(CACHE_DIR, { recursive: true, mode: 0o755 });
-  const work = await mkdtemp(join(CACHE_DIR, `${pkg}-`));
+  await mkdir(DEBIAN_CACHE_DIR, { recursive: true, mode: 0o755 });
+  const work = await mkdtemp(join(DEBIAN_CACHE_DIR, `${pkg}-`));
   try {
-    const deb = await downloadPackage(pkg, work);
-    await run('dpkg-deb', ['-x', deb, join(work, 'root')], { timeout: 120_000 });
+    const [deb] = await downloadPackages([pkg], work);
+    await run('dpkg-deb', ['-x', deb!, join(work, 'root')], { timeout: 120_000 });
     await rename(join(work, 'root'), root).catch((err: NodeJS.ErrnoException) => {
       if (!existsSync(binary)) throw err;
     });

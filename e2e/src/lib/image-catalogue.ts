@@ -11,6 +11,9 @@
  *   pushSchema1Image(registry, { repo?, tag?, ...PushOptions }): Promise<PushedImage>
  *       a signed schema1 manifest over the busybox layer; needs startRegistry({ schema1: true })
  *   imageCacheDir(): string
+ *   cachedLayer(key, entries, compression?, gzipLevel?): Promise<Layer>   a layer built once per cache
+ *   loadOrBuild(key, build): Promise<T>      a descriptor built once per cache (its blobs checked)
+ *   catalogueBlobDir(): string               the blob directory of the cache
  *   MULTILAYER, TRAVERSAL, BIG_FILE, BENCH5, MULTIARCH_PLATFORMS, DEFAULT_ENV, TEST_USER
  *       what the images contain, for assertions
  *
@@ -121,6 +124,8 @@ const CONTENT_MODULES = [
   'sha256.js',
   'tar-writer.js',
   'image-catalogue.js',
+  'debian-rootfs.js',
+  'conformance-images.js',
 ];
 
 function fingerprint(): string {
@@ -138,9 +143,11 @@ export function imageCacheDir(): string {
   return cacheDir;
 }
 
-function blobDir(): string {
+export function catalogueBlobDir(): string {
   return join(imageCacheDir(), 'blobs');
 }
+
+const blobDir = catalogueBlobDir;
 
 /** Removes caches of other library versions that nobody has touched for a day. */
 async function pruneStaleCaches(): Promise<void> {
@@ -160,7 +167,7 @@ async function pruneStaleCaches(): Promise<void> {
 const layerMemo = new Map<string, Promise<Layer>>();
 
 /** Builds a layer once per process (and once per cache, via the stored descriptor). */
-function cachedLayer(
+export function cachedLayer(
   key: string,
   entries: () => Iterable<TarEntry>,
   compression: LayerCompression = 'gzip',
@@ -206,7 +213,7 @@ async function blobsPresent(value: unknown): Promise<boolean> {
   return true;
 }
 
-async function loadOrBuild<T>(key: string, build: () => Promise<T>): Promise<T> {
+export async function loadOrBuild<T>(key: string, build: () => Promise<T>): Promise<T> {
   const file = join(imageCacheDir(), 'descriptors', `${key}.json`);
   try {
     const cached = JSON.parse(await readFile(file, 'utf8')) as T;

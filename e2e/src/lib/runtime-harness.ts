@@ -3,8 +3,9 @@
  * runtime-svc) with the default pod network it installs, test images pushed to a real registry and
  * pulled through PullImage, and a CRI runtime client.
  *
- *   startRuntimeHarness({ images?, config? }): Promise<RuntimeHarness>
- *       images: test images to push and pull (default ['busybox']); config: extra [runtime] keys
+ *   startRuntimeHarness({ images?, config?, registriesConf? }): Promise<RuntimeHarness>
+ *       images: test images to push and pull (default ['busybox']); config: extra [runtime] keys;
+ *       registriesConf: registries.conf for Skiff, given the harness's registry's host
  *   waitUntilRuntimeServiceAnswers(socket, timeoutMs?): Promise<void>   Version answers
  *   connectRuntime(socket): RuntimeServiceClient    a channel of its own that reconnects quickly
  *   class RuntimeHarness {
@@ -59,6 +60,8 @@ export interface RuntimeHarnessOptions {
   config?: string;
   /** Further keys of the other tables, as startSkiff takes them. */
   skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig' | 'logLevel'>;
+  /** registries.conf, e.g. the harness's registry as the mirror of another. */
+  registriesConf?: (registryHost: string) => string;
 }
 
 export interface Pod {
@@ -124,7 +127,11 @@ export class RuntimeHarness {
     const registry = await startRegistry();
     let skiff: SkiffInstance | undefined;
     try {
-      skiff = await startSkiff({ ...options.skiff, ...(options.config === undefined ? {} : { config: options.config }) });
+      skiff = await startSkiff({
+        ...options.skiff,
+        ...(options.config === undefined ? {} : { config: options.config }),
+        ...(options.registriesConf === undefined ? {} : { registriesConf: options.registriesConf(registry.host) }),
+      });
       await waitUntilRuntimeServiceAnswers(skiff.runtimeSocket);
       const cgroupParent = await configuredCgroupParent(skiff.runtimeSocket);
       const network = await readPodNetwork(join(skiff.dir, 'cni'));
@@ -171,7 +178,7 @@ export class RuntimeHarness {
   containerConfig(name: string, overrides: Partial<cri.ContainerConfig> = {}): cri.ContainerConfig {
     return {
       metadata: { name, attempt: 0 },
-      image: { image: this.imageRef('busybox') },
+      image: overrides.image ?? { image: this.imageRef('busybox') },
       command: ['sleep', '3600'],
       log_path: `${name}.log`,
       ...overrides,

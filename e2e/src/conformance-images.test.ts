@@ -1,0 +1,127 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { callUnary } from '@skiff/proto';
+import { CONFORMANCE_IMAGES, conformanceRegistriesConf, pushConformanceImages, type ConformanceImageName } from './lib/conformance-images.js';
+import { kubeToolsBin } from './lib/kube-tools.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+
+// The node conformance suite's images under the names the suite uses, pulled through a mirror of
+// their registries and run: each must do what the suite's specs expect of it.
+let h: RuntimeHarness;
+let pod: Pod;
+let counter = 0;
+
+const reference = (name: ConformanceImageName): string => CONFORMANCE_IMAGES.find((spec) => spec.name === name)!.reference;
+
+before(async () => {
+  const agnhost = join(await kubeToolsBin(), 'agnhost');
+  h = await startRuntimeHarness({ images: [], registriesConf: conformanceRegistriesConf });
+  await pushConformanceImages(h.registry, { agnhost });
+  pod = await h.runPod();
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+/** A container of `name`'s image with its own command (or the image's), started. */
+async function start(name: ConformanceImageName, overrides: Parameters<RuntimeHarness['runContainer']>[2] = {}): Promise<string> {
+  return h.runContainer(pod, `${name}-${++counter}`, { image: { image: reference(name) }, command: [], ...overrides });
+}
+
+async function until<T>(what: string, attempt: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await attempt().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('node conformance images', () => {
+  test('each is pulled through the mirror under the name and tag the suite uses', async () => {
+    for (const spec of CONFORMANCE_IMAGES) {
+      await callUnary(h.images, 'PullImage', { image: { image: spec.reference } }, { timeoutMs: 120_000 });
+      const { image } = await callUnary(h.images, 'ImageStatus', { image: { image: spec.reference } }, { timeoutMs: 10_000 });
+      assert.ok(image?.repo_tags.includes(spec.reference), `${spec.reference}: ${JSON.stringify(image?.repo_tags)}`);
+    }
+  });
+
+  test('busybox has the busybox userland with nmeter and runs sh', async () => {
+    const id = await start('busybox', { command: ['sleep', '600'] });
+    const result = await h.exec(id, ['sh', '-c', 'id -u; ls /bin/busybox; date -u +%FT$(nmeter -d0 "%3t" | head -n1)Z']);
+    assert.equal(result.code, 0, result.stderr);
+    // The container lifecycle specs parse this timestamp, milliseconds included.
+    assert.match(result.stdout, /^0\n\/bin\/busybox\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
+  });
+
+  test('agnhost runs pause by default, serves netexec, has bash, and its user 1000 is in group 50000', async () => {
+    const paused = await start('agnhost');
+    assert.equal((await h.containerStatus(paused)).state, 'CONTAINER_RUNNING');
+    const server = await start('agnhost', { args: ['netexec', '--http-port=8080'] });
+    const hostname = await until('netexec to answer', async () => {
+      const result = await h.exec(server, ['wget', '-qO-', 'http://127.0.0.1:8080/hostname']);
+      return result.code === 0 ? result.stdout : undefined;
+    });
+    assert.equal(hostname, pod.config.hostname);
+    // The lifecycle hook specs serve HTTPS with the certificate the image brings.
+    const tls = await start('agnhost', { args: ['netexec', '--http-port=8443', '--udp-port=-1', '--tls-cert-file=/localhost.crt', '--tls-private-key-file=/localhost.key'] });
+    await until('netexec to serve TLS', async () => ((await h.exec(tls, ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/8443'])).code === 0 ? true : undefined));
+    const user = await start('agnhost', { command: ['sh', '-c', 'sleep 600'], linux: { security_context: { run_as_user: { value: 1000 } } } });
+    const groups = await h.exec(user, ['id', '-G']);
+    assert.deepEqual(groups.stdout.trim().split(' ').sort(), ['1000', '50000']);
+    const second = await h.exec(user, ['/agnhost-2', '--help']);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal((await h.exec(user, ['/bin/bash', '-c', 'echo ${BASH_VERSINFO[0]} >/dev/null && echo bash'])).stdout, 'bash\n');
+  });
+
+  test('nginx serves its page on port 80', async () => {
+    const id = await start('nginx');
+    const page = await until('nginx to answer', async () => {
+      const result = await h.exec(id, ['wget', '-qO-', 'http://127.0.0.1/']);
+      return result.code === 0 ? result.stdout : undefined;
+    });
+    assert.match(page, /Welcome to nginx!/);
+  });
+
+  test('nonewprivs: nnp is setuid root, unless no_new_privs is set', async () => {
+    const asUser = { run_as_user: { value: 1000 } };
+    const escalating = await start('nonewprivs', { command: ['sleep', '600'], linux: { security_context: asUser } });
+    assert.equal((await h.exec(escalating, ['nnp'])).stdout, 'Effective uid: 0\n');
+    const confined = await start('nonewprivs', { command: ['sleep', '600'], linux: { security_context: { ...asUser, no_new_privs: true } } });
+    assert.equal((await h.exec(confined, ['nnp'])).stdout, 'Effective uid: 1000\n');
+  });
+
+  test('nonroot runs as uid 1234', async () => {
+    const id = await start('nonroot', { command: ['sleep', '600'] });
+    assert.equal((await h.exec(id, ['id', '-u'])).stdout, '1234\n');
+  });
+
+  test('perl, ipc-utils and glibc-dns-testing bring their tools', async () => {
+    const perl = await start('perl', { command: ['sleep', '600'] });
+    assert.equal((await h.exec(perl, ['perl', '-e', 'print 6*7'])).stdout, '42');
+    const ipc = await start('ipc-utils', { command: ['sleep', '600'] });
+    const made = await h.exec(ipc, ['ipcmk', '-M', '4096']);
+    assert.equal(made.code, 0, made.stderr);
+    const segment = /(\d+)\s*$/.exec(made.stdout)![1]!;
+    assert.match((await h.exec(ipc, ['ipcs', '-m', '-i', segment])).stdout, /bytes=4096/);
+    const dns = await start('glibc-dns-testing', { command: ['sleep', '600'] });
+    const names = await h.exec(dns, ['sh', '-c', 'echo "127.0.0.1 $(hostname).sub.example $(hostname)" > /etc/hosts; hostname -f']);
+    assert.equal(names.stdout, `${pod.config.hostname}.sub.example\n`, names.stderr);
+  });
+
+  test('pause runs /pause as 65535 until stopped', async () => {
+    const id = await start('pause');
+    const status = await h.containerStatus(id);
+    assert.equal(status.state, 'CONTAINER_RUNNING');
+    const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true }, { timeoutMs: 10_000 });
+    const { pid } = JSON.parse(info['info']!) as { pid: number };
+    assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\t65535\t/m);
+    assert.equal(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), '/pause\0-P\0');
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 10 }, { timeoutMs: 30_000 });
+    assert.equal((await h.containerStatus(id)).exit_code, 0);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * The figures of a Ginkgo run from its JSON report (`--ginkgo.json-report`).
+ *
+ *   interface SpecOutcome { name, state, message }
+ *   interface SuiteFigures { passed, failed, skipped, failures: SpecOutcome[], skips: SpecOutcome[] }
+ *   suiteFigures(reportJson): SuiteFigures
+ *   summaryLine(figures): string        "node-conformance: N passed, N failed, N skipped"
+ *
+ * Only specs the run selected count: a spec left out by the label filter or focus is reported
+ * "skipped" with no message and is not counted; one that skipped itself (Skip with a reason) is.
+ * A failed suite setup or teardown node (BeforeSuite, AfterSuite, ...) counts as one failure each.
+ */
+
+export interface SpecOutcome {
+  /** The container texts and the spec's own text, joined by spaces, as Ginkgo prints them. */
+  name: string;
+  state: string;
+  message: string;
+}
+
+export interface SuiteFigures {
+  passed: number;
+  failed: number;
+  skipped: number;
+  failures: SpecOutcome[];
+  skips: SpecOutcome[];
+}
+
+interface RawSpecReport {
+  ContainerHierarchyTexts?: string[] | null;
+  LeafNodeType?: string;
+  LeafNodeText?: string;
+  State?: string;
+  Failure?: { Message?: string };
+}
+
+const FAILURE_STATES = new Set(['failed', 'timedout', 'aborted', 'panicked', 'interrupted']);
+
+export function suiteFigures(reportJson: string): SuiteFigures {
+  const reports = JSON.parse(reportJson) as { SpecReports?: RawSpecReport[] | null }[];
+  const figures: SuiteFigures = { passed: 0, failed: 0, skipped: 0, failures: [], skips: [] };
+  for (const report of reports) {
+    for (const spec of report.SpecReports ?? []) {
+      const state = spec.State ?? '';
+      const message = spec.Failure?.Message ?? '';
+      const texts = [...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? ''].filter((t) => t !== '');
+      const outcome = { name: texts.length > 0 ? texts.join(' ') : `[${spec.LeafNodeType ?? '?'}]`, state, message };
+      if (spec.LeafNodeType !== 'It') {
+        if (FAILURE_STATES.has(state)) {
+          figures.failed++;
+          figures.failures.push(outcome);
+        }
+      } else if (state === 'passed') {
+        figures.passed++;
+      } else if (FAILURE_STATES.has(state)) {
+        figures.failed++;
+        figures.failures.push(outcome);
+      } else if (state === 'skipped' && message !== '') {
+        figures.skipped++;
+        figures.skips.push(outcome);
+      }
+    }
+  }
+  return figures;
+}
+
+export function summaryLine(figures: Pick<SuiteFigures, 'passed' | 'failed' | 'skipped'>): string {
+  return `node-conformance: ${figures.passed} passed, ${figures.failed} failed, ${figures.skipped} skipped`;
+}
