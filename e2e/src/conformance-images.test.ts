@@ -6,6 +6,7 @@ import { callUnary } from '@skiff/proto';
 import { CONFORMANCE_IMAGES, conformanceRegistriesConf, pushConformanceImages, type ConformanceImageName } from './lib/conformance-images.js';
 import { kubeToolsBin } from './lib/kube-tools.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { until } from './lib/skiff-instance.js';
 
 // The node conformance suite's images under the names the suite uses, pulled through a mirror of
 // their registries and run: each must do what the suite's specs expect of it.
@@ -31,16 +32,6 @@ async function start(name: ConformanceImageName, overrides: Parameters<RuntimeHa
   return h.runContainer(pod, `${name}-${++counter}`, { image: { image: reference(name) }, command: [], ...overrides });
 }
 
-async function until<T>(what: string, attempt: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await attempt().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('node conformance images', () => {
   test('each is pulled through the mirror under the name and tag the suite uses', async () => {
     for (const spec of CONFORMANCE_IMAGES) {
@@ -62,14 +53,14 @@ describe('node conformance images', () => {
     const paused = await start('agnhost');
     assert.equal((await h.containerStatus(paused)).state, 'CONTAINER_RUNNING');
     const server = await start('agnhost', { args: ['netexec', '--http-port=8080'] });
-    const hostname = await until('netexec to answer', async () => {
+    const hostname = await until('netexec to answer', 30_000, async () => {
       const result = await h.exec(server, ['wget', '-qO-', 'http://127.0.0.1:8080/hostname']);
       return result.code === 0 ? result.stdout : undefined;
     });
     assert.equal(hostname, pod.config.hostname);
     // The lifecycle hook specs serve HTTPS with the certificate the image brings.
     const tls = await start('agnhost', { args: ['netexec', '--http-port=8443', '--udp-port=-1', '--tls-cert-file=/localhost.crt', '--tls-private-key-file=/localhost.key'] });
-    await until('netexec to serve TLS', async () => ((await h.exec(tls, ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/8443'])).code === 0 ? true : undefined));
+    await until('netexec to serve TLS', 30_000, async () => ((await h.exec(tls, ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/8443'])).code === 0 ? true : undefined));
     const user = await start('agnhost', { command: ['sh', '-c', 'sleep 600'], linux: { security_context: { run_as_user: { value: 1000 } } } });
     const groups = await h.exec(user, ['id', '-G']);
     assert.deepEqual(groups.stdout.trim().split(' ').sort(), ['1000', '50000']);
@@ -80,7 +71,7 @@ describe('node conformance images', () => {
 
   test('nginx serves its page on port 80', async () => {
     const id = await start('nginx');
-    const page = await until('nginx to answer', async () => {
+    const page = await until('nginx to answer', 30_000, async () => {
       const result = await h.exec(id, ['wget', '-qO-', 'http://127.0.0.1/']);
       return result.code === 0 ? result.stdout : undefined;
     });
