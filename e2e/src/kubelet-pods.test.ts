@@ -191,9 +191,13 @@ describe('kubectl logs', () => {
   });
 
   test('shows the current and the previous run, stdout and stderr', async () => {
-    const current = (await node.kubectl(['logs', POD])).stdout;
-    assert.match(current, /^run-2\n/);
-    assert.match(current, /err-2\n/);
+    // The lines reach the file through the journal a moment after they were printed; stdout and
+    // stderr are two pipes, read in either order.
+    const current = await until('the second run\'s lines in kubectl logs', 30_000, async () => {
+      const { stdout } = await node.kubectl(['logs', POD]);
+      return stdout.includes('tick-0\n') && stdout.includes('err-2\n') ? stdout : undefined;
+    });
+    assert.equal(current.split('\n').slice(0, 2).sort().join(','), 'err-2,run-2');
     const previous = (await node.kubectl(['logs', POD, '--previous'])).stdout;
     assert.equal(previous.split('\n').filter(Boolean).sort().join(','), 'err-1,run-1');
   });
@@ -350,7 +354,8 @@ describe('a RuntimeClass for the gVisor handler', () => {
     await node.apply(podObject(POD, { runtimeClassName: 'gvisor', containers: [container('app', 'echo in-gvisor; exec sleep 3600')] }));
     const pod = await node.waitForPod(POD, 'to run', isRunning);
     assert.match(await exec(POD, 'app', 'dmesg'), /gVisor/);
-    assert.equal((await node.kubectl(['logs', POD])).stdout, 'in-gvisor\n');
+    // The line reaches the log file through the journal a moment after the container printed it.
+    await until('the sandboxed container\'s line in kubectl logs', 30_000, async () => ((await node.kubectl(['logs', POD])).stdout === 'in-gvisor\n' ? true : undefined));
     const { items } = await callUnary(h.runtime, 'ListPodSandbox', { filter: { label_selector: { 'io.kubernetes.pod.uid': pod.metadata!.uid! } } }, { timeoutMs: 10_000 });
     assert.equal(items.length, 1);
     assert.equal(items[0]!.runtime_handler, 'runsc');
