@@ -198,7 +198,7 @@ describe('kubectl logs', () => {
       return stdout.includes('tick-0\n') && stdout.includes('err-2\n') ? stdout : undefined;
     });
     const lines = current.split('\n');
-    assert.ok(lines.indexOf('run-2') < lines.indexOf('tick-0'), current);
+    assert.ok(lines.includes('run-2') && lines.indexOf('run-2') < lines.indexOf('tick-0'), current);
     assert.ok(!lines.includes('run-1') && !lines.includes('err-1'), current);
     const previous = (await node.kubectl(['logs', POD, '--previous'])).stdout;
     assert.equal(previous.split('\n').filter(Boolean).sort().join(','), 'err-1,run-1');
