@@ -104,6 +104,13 @@ describe('node conformance images', () => {
     assert.equal(names.stdout, `${pod.config.hostname}.sub.example\n`, names.stderr);
   });
 
+  test('sample-device-plugin brings the plugin the device plugin specs run', async () => {
+    const id = await start('sample-device-plugin', { command: ['sleep', '600'] });
+    // It serves the device plugin API on a socket in PLUGIN_SOCK_DIR (the kubelet's, in the specs).
+    const plugin = await h.exec(id, ['sh', '-c', 'mkdir /tmp/dp; PLUGIN_SOCK_DIR=/tmp/dp /sampledeviceplugin >/dev/null 2>&1 & sleep 2; ls /tmp/dp']);
+    assert.match(plugin.stdout, /^dp\.\d+\n/, plugin.stderr);
+  });
+
   test('pause runs /pause as 65535 until stopped', async () => {
     const id = await start('pause');
     const status = await h.containerStatus(id);

@@ -3,9 +3,10 @@
  * built offline under the exact names and tags the suite asks for, each doing what its specs expect
  * of it: agnhost from the agnhost binary scripts/kube-tools.sh builds, busybox from the host's
  * busybox-static, the others from Debian packages (unpacked with their dependencies) on top of the
- * busybox userland, and nonewprivs' nnp built from the Kubernetes module's own source.
+ * busybox userland, and nonewprivs' nnp and the sample device plugin built from the Kubernetes
+ * module's own source.
  *
- *   CONFORMANCE_IMAGES: readonly ConformanceImage[]   { name, reference, repository, tag, registry }
+ *   CONFORMANCE_IMAGES: readonly ConformanceImage[]   { name, reference, repository, tag, registry, listed }
  *   interface ConformanceSources { agnhost, kubernetesModuleDir? }
  *   getConformanceImage(name, sources): Promise<ImageContent>
  *   pushConformanceImages(registry, sources): Promise<void>
@@ -27,6 +28,7 @@
  *   nonroot     the busybox userland running as uid 1234
  *   ipc-utils   Debian's util-linux (ipcmk, ipcs)
  *   glibc-dns-testing  Debian's hostname (glibc's resolver: `hostname -f` reads /etc/hosts)
+ *   sample-device-plugin  /sampledeviceplugin built from the module's source (ENTRYPOINT)
  *   pause       catatonit in pause mode as /pause, user 65535
  */
 import { execFile } from 'node:child_process';
@@ -58,6 +60,7 @@ export type ConformanceImageName =
   | 'nonroot'
   | 'ipc-utils'
   | 'glibc-dns-testing'
+  | 'sample-device-plugin'
   | 'pause';
 
 export interface ConformanceImage {
@@ -68,16 +71,19 @@ export interface ConformanceImage {
   /** The repository inside its registry, e.g. e2e-test-images/busybox. */
   repository: string;
   tag: string;
+  /** Whether `e2e_node.test --list-images` names it (the device plugin's comes from a manifest). */
+  listed: boolean;
 }
 
 const E2E = 'registry.k8s.io/e2e-test-images';
 
-function image(name: ConformanceImageName, reference: string): ConformanceImage {
+function image(name: ConformanceImageName, reference: string, listed = true): ConformanceImage {
   const slash = reference.indexOf('/');
   const colon = reference.lastIndexOf(':');
   return {
     name,
     reference,
+    listed,
     registry: reference.slice(0, slash),
     repository: reference.slice(slash + 1, colon),
     tag: reference.slice(colon + 1),
@@ -96,12 +102,14 @@ export const CONFORMANCE_IMAGES: readonly ConformanceImage[] = [
   image('ipc-utils', `${E2E}/ipc-utils:1.4`),
   image('glibc-dns-testing', `${E2E}/glibc-dns-testing:2.1.1`),
   image('pause', 'registry.k8s.io/pause:3.10.2'),
+  // The device plugin specs take the image from their DaemonSet manifest, not the image list.
+  image('sample-device-plugin', `${E2E}/sample-device-plugin:1.8.0`, false),
 ];
 
 export interface ConformanceSources {
   /** The agnhost binary (static) that scripts/kube-tools.sh built. */
   agnhost: string;
-  /** The Go module that pins Kubernetes (default tools/kubernetes), for nnp's source. */
+  /** The Go module that pins Kubernetes (default tools/kubernetes), for the test images' sources. */
   kubernetesModuleDir?: string;
 }
 
@@ -319,18 +327,17 @@ function nsswitchLayer(): Promise<Layer> {
 
 const GO = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
 
-/** nnp built from k8s.io/kubernetes/test/images/nonewprivs at the version the module pins. */
-async function nnpBinary(moduleDir: string): Promise<string> {
+/** A program of the Kubernetes test images (test/images/<dir>), built at the version the module pins. */
+async function moduleProgram(moduleDir: string, dir: string): Promise<string> {
   const goMod = readFileSync(join(moduleDir, 'go.mod'), 'utf8');
   const version = /^\s*k8s\.io\/kubernetes (v\S+)/m.exec(goMod)?.[1];
   if (version === undefined) throw new Error(`${moduleDir}/go.mod requires no k8s.io/kubernetes`);
-  const dir = join(DEBIAN_CACHE_DIR, `nnp-${version}`);
-  const binary = join(dir, 'nnp');
+  const binary = join(DEBIAN_CACHE_DIR, `${dir}-${version}`, dir);
   if (existsSync(binary)) return binary;
-  await mkdir(dir, { recursive: true });
+  await mkdir(join(binary, '..'), { recursive: true });
   const temp = `${binary}.tmp-${process.pid}`;
   try {
-    await run(GO, ['build', '-trimpath', '-ldflags=-s -w', '-o', temp, 'k8s.io/kubernetes/test/images/nonewprivs'], {
+    await run(GO, ['build', '-trimpath', '-ldflags=-s -w', '-o', temp, `k8s.io/kubernetes/test/images/${dir}`], {
       cwd: moduleDir,
       env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' },
       timeout: 600_000,
@@ -343,13 +350,18 @@ async function nnpBinary(moduleDir: string): Promise<string> {
 }
 
 async function nnpLayer(moduleDir: string): Promise<Layer> {
-  const nnp = await nnpBinary(moduleDir);
+  const nnp = await moduleProgram(moduleDir, 'nonewprivs');
   return cachedLayer(`conformance-nnp-${fileKey(nnp)}`, () => [
     dir('usr'),
     dir('usr/local'),
     dir('usr/local/bin'),
     hostFile('usr/local/bin/nnp', nnp, 0o4755),
   ]);
+}
+
+async function devicePluginLayer(moduleDir: string): Promise<Layer> {
+  const plugin = await moduleProgram(moduleDir, 'sample-device-plugin');
+  return cachedLayer(`conformance-sample-device-plugin-${fileKey(plugin)}`, () => [hostFile('sampledeviceplugin', plugin, 0o755)]);
 }
 
 const CATATONIT = '/usr/bin/catatonit';
@@ -398,6 +410,8 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
       return () => imageOf([userland(), debianLayer(['util-linux'])], { Cmd: ['sh'] });
     case 'glibc-dns-testing':
       return () => imageOf([userland(), debianLayer(['hostname']), nsswitchLayer()], { Cmd: ['sh'] });
+    case 'sample-device-plugin':
+      return () => imageOf([userland(), devicePluginLayer(moduleDir)], { Entrypoint: ['/sampledeviceplugin', '-alsologtostderr'] });
     case 'pause':
       return () => imageOf([pauseLayer()], { Entrypoint: ['/pause', '-P'], User: '65535:65535' });
   }
