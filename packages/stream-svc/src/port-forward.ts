@@ -72,7 +72,8 @@ export function servePortForward(request: PortForwardStreamRequest, ws: WebSocke
     });
     child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
     child.stdin.on('error', () => undefined);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the dialer's stderr (why the port was refused) may still be unread at its exit.
+    child.on('close', (code) => {
       if (code !== 0 && ws.readyState === ws.OPEN) {
         const reason = errors.trim() || `exit code ${code}`;
         send(2 * i + 1, Buffer.from(`error forwarding port ${port} to pod ${request.podSandboxId}: ${reason}`));
