@@ -34,11 +34,24 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+const TEST_TIMEOUT_MS = 20 * 60 * 1000;
 const work = mkdtempSync(join(tmpdir(), 'node-tests-'));
 const tap = join(work, 'report.tap');
 const child = spawn(
   process.execPath,
-  ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...options, ...files.map((f) => relative(process.cwd(), f))],
+  [
+    '--test',
+    // A test that hangs fails after this long, and a file whose tests are done exits even when a
+    // failed test left a timer or a child behind: a hang never outlives its report.
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-force-exit',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tap}`,
+    ...options,
+    ...files.map((f) => relative(process.cwd(), f)),
+  ],
   { stdio: 'inherit' },
 );
 child.on('exit', (code, signal) => {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { test } from 'node:test';
 import { createLogger, ensureJournald, SpawnServer } from '@skiff/common';
 import { parseCriLog, reassembleStreams } from './cri-format.js';
@@ -39,12 +40,15 @@ test('a restart cuts bytes written past the saved state and resumes after the sa
   // On a host whose PID 1 is not systemd nothing else starts journald.
   await ensureJournald();
   const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const id = randomBytes(32).toString('hex');
   const path = join(dir, 'pod', 'c.log');
   const options = { stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender };
 
   let engine = await LogEngine.open(options);
+  t.after(async () => {
+    await engine.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
   await engine.start(new Map([[id, path]]));
   assert.ok(existsSync(path), 'the file exists as soon as the container is followed');
   await sendLines(id, ['one', 'two']);
@@ -68,6 +72,25 @@ test('a restart cuts bytes written past the saved state and resumes after the sa
   await engine.flush(id).catch(() => undefined);
   assert.equal(existsSync(path), false);
   await engine.stop();
+});
+
+test('stop returns while the state cannot be saved, and leaves the saved state as it was', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const stateDir = join(dir, 'state');
+  const engine = await LogEngine.open({ stateDir, journalctl: '/usr/bin/journalctl', log: createLogger('logs-svc-test', 'fatal'), barrierTimeoutMs: 20_000, sender });
+  await engine.start(new Map([[id, path]]));
+  await rename(stateDir, join(dir, 'state-moved-away'));
+  await sendLines(id, ['written, never saved']);
+  // Saving the state after this batch fails and is retried; no barrier passes it, so the file is polled.
+  for (let i = 0; i < 200 && !(await readFile(path, 'utf8')).includes('written, never saved'); i++) await setTimeout(50);
+  assert.equal((await streams(path)).stdout, 'written, never saved\n');
+  const stopped = await Promise.race([engine.stop().then(() => true), setTimeout(10_000, false, { ref: false })]);
+  assert.ok(stopped, 'stop returned');
+  assert.equal(existsSync(stateDir), false, 'nothing was saved');
 });
 
 test('once the spawn helper runs, it sends the barriers: logger(1) sends only the first', async (t) => {

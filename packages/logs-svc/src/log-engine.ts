@@ -20,6 +20,8 @@ const REOPEN_TIMEOUT_MS = 30_000;
 export class NotReady extends Error {}
 export class UnknownContainer extends Error {}
 export class BarrierTimeout extends Error {}
+/** Ends a retry loop once stop has been asked: the saved state stays as it was, which a restart replays from. */
+class Stopped extends Error {}
 
 interface Barrier {
   resolve(): void;
@@ -242,6 +244,10 @@ export class LogEngine {
       try {
         await this.lock.run(() => this.apply(events));
       } catch (err) {
+        if (err instanceof Stopped) {
+          this.options.log.warn('stopped with a batch unsaved: the next start truncates to the saved sizes and writes it again');
+          return;
+        }
         this.options.log.error({ err: (err as Error).message }, 'cannot write a batch of container output; stopping');
         process.exitCode = 1;
         throw err;
@@ -326,6 +332,7 @@ export class LogEngine {
           const message = (err as Error).message;
           if (this.writeError?.message !== message) this.options.log.error({ container: c.id, path: c.path, err: message }, 'cannot write the container log; retrying every second');
           this.writeError = { path: c.path, message };
+          if (this.stopped) throw new Stopped();
           await sleep(1000);
         }
       }
@@ -345,6 +352,7 @@ export class LogEngine {
         return;
       } catch (err) {
         this.options.log.error({ err: (err as Error).message }, 'cannot save the logs state; retrying every second');
+        if (this.stopped) throw new Stopped();
         await sleep(1000);
       }
     }
