@@ -49,7 +49,7 @@ describe('node conformance images', () => {
     assert.match(result.stdout, /^0\n\/bin\/busybox\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
   });
 
-  test('agnhost runs pause by default, serves netexec, has bash, and its user 1000 is in group 50000', async () => {
+  test('agnhost runs pause by default, serves netexec, has bash and curl, and its user 1000 is in group 50000', async () => {
     const paused = await start('agnhost');
     assert.equal((await h.containerStatus(paused)).state, 'CONTAINER_RUNNING');
     const server = await start('agnhost', { args: ['netexec', '--http-port=8080'] });
@@ -58,6 +58,9 @@ describe('node conformance images', () => {
       return result.code === 0 ? result.stdout : undefined;
     });
     assert.equal(hostname, pod.config.hostname);
+    // The exec hooks call netexec with curl.
+    const echoed = await h.exec(server, ['sh', '-c', 'curl -s http://127.0.0.1:8080/echo?msg=hook']);
+    assert.equal(echoed.stdout, 'hook', echoed.stderr);
     // The lifecycle hook specs serve HTTPS with the certificate the image brings.
     const tls = await start('agnhost', { args: ['netexec', '--http-port=8443', '--udp-port=-1', '--tls-cert-file=/localhost.crt', '--tls-private-key-file=/localhost.key'] });
     await until('netexec to serve TLS', 30_000, async () => ((await h.exec(tls, ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/8443'])).code === 0 ? true : undefined));

@@ -24,6 +24,7 @@ export const UNRUNNABLE_SPECS: readonly UnrunnableSpec[] = [
   { text: '[sig-node] Containers Lifecycle when A node running restartable init containers reboots', reason: NO_SYSTEMD },
   { text: 'should be able to pull from private registry with credential provider', reason: NO_SYSTEMD },
   { text: '[sig-node] ImageGarbageCollect when ImageMaximumGCAge is set', reason: NO_SYSTEMD },
+  { text: 'container is removed and kubelet restarts', reason: NO_SYSTEMD },
   {
     text: '[sig-node] Swap [LinuxOnly] [Feature:NodeSwap] with a critical pod - should avoid swap',
     reason:

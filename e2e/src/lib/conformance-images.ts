@@ -20,7 +20,8 @@
  *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, porter's
  *               /localhost.crt and /localhost.key from the module's source, the accounts
  *               user-defined-in-image (1000) in group-defined-in-image (50000), ports 80 8080 8081
- *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash
+ *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash and
+ *               curl
  *   nginx       Debian's nginx serving /usr/share/nginx/html on port 80 in the foreground, logs on
  *               stdout/stderr, stop signal SIGQUIT
  *   perl        Debian's perl-base
@@ -386,7 +387,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'agnhost':
     case 'agnhost-prev':
       return () =>
-        imageOf([userland(), debianLayer(['bash']), agnhostLayer(sources.agnhost, moduleDir)], {
+        imageOf([userland(), debianLayer(['bash', 'curl']), agnhostLayer(sources.agnhost, moduleDir)], {
           Entrypoint: ['/agnhost'],
           Cmd: ['pause'],
           ExposedPorts: AGNHOST_PORTS,
