@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -367,14 +367,12 @@ describe('runtime service through skiff up', () => {
       await expectNoChange(() => h.createContainer(pod, 'no-image', { image: { image: `${h.registry.host}/skiff/absent:1` } }), status.NOT_FOUND, /absent/);
     });
 
-    test('host-path mount: a missing or unusable source is refused', async () => {
-      const missing = join(h.skiff.dir, 'host-data', 'never-made');
-      await expectNoChange(
-        () => h.createContainer(pod, 'missing-hostpath', { mounts: [{ container_path: '/data', host_path: missing }] }),
-        status.INVALID_ARGUMENT,
-        /never-made does not exist/,
-      );
-      assert.ok(!existsSync(missing), 'the missing source is not created');
+    test('host-path mount: a missing source is made a directory, as containerd and CRI-O do; an unusable one is refused', async () => {
+      const missing = join(h.skiff.dir, 'host-data', 'never-made', 'below');
+      const id = await h.runContainer(pod, 'missing-hostpath', { mounts: [{ container_path: '/data', host_path: missing }] });
+      assert.ok(statSync(missing).isDirectory(), 'the missing source and its parent are made');
+      assert.equal((await h.exec(id, ['sh', '-c', 'echo made > /data/f && cat /data/f'])).stdout, 'made\n');
+      await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
 
       const file = join(h.skiff.dir, 'host-data', 'a-file');
       await mkdir(join(h.skiff.dir, 'host-data'), { recursive: true });

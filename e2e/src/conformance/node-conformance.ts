@@ -42,7 +42,8 @@ import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
-import { suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
+import { selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
+import { skipPattern, unrunnableReason, UNRUNNABLE_SPECS } from './unrunnable-specs.js';
 
 const run = promisify(execFile);
 
@@ -63,6 +64,8 @@ interface Options {
   skip?: string;
   reportDir: string;
   handler?: string;
+  /** Go regular expressions of specs left out as unrunnable here (unrunnable-specs.ts). */
+  unrunnable?: string[];
 }
 
 function usage(message: string): never {
@@ -120,6 +123,18 @@ async function nodeProcessesGone(nodeCgroup: string, own: Map<string, string>): 
   while (Date.now() < deadline && (await processesIn(nodeCgroup, own)) > 0) await new Promise((r) => setTimeout(r, 200));
 }
 
+/** The specs the filters select, by a dry run of the suite: the unrunnable ones among them are counted as skipped. */
+async function selectedSpecs(options: Options): Promise<string[]> {
+  const dir = join(options.reportDir, 'selection');
+  await mkdir(dir, { recursive: true });
+  const report = join(dir, 'report.json');
+  const args = ['--ginkgo.dry-run', `--ginkgo.label-filter=${options.labelFilter}`, `--ginkgo.json-report=${report}`];
+  if (options.focus !== undefined) args.push(`--ginkgo.focus=${options.focus}`);
+  if (options.skip !== undefined) args.push(`--ginkgo.skip=${options.skip}`);
+  await run(join(options.kubeBin, 'e2e_node.test'), args, { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
+  return selectedSpecNames(await readFile(report, 'utf8'));
+}
+
 async function outside(options: Options): Promise<number> {
   for (const tool of ['e2e_node.test', 'kubelet', 'agnhost']) {
     if (!existsSync(join(options.kubeBin, tool))) usage(`${join(options.kubeBin, tool)} is missing: run scripts/kube-tools.sh`);
@@ -130,6 +145,11 @@ async function outside(options: Options): Promise<number> {
   for (const spec of CONFORMANCE_IMAGES) await getConformanceImage(spec.name, sources(options));
 
   await mkdir(options.reportDir, { recursive: true });
+  const unrunnable = (await selectedSpecs(options)).flatMap((name) => {
+    const reason = unrunnableReason(name);
+    return reason === undefined ? [] : [{ name, state: 'skipped', message: `cannot run on this machine: ${reason}` }];
+  });
+  options.unrunnable = UNRUNNABLE_SPECS.map(skipPattern);
   const nodeCgroup = `skiff-node-conformance-${process.pid}`;
   const own = ownCgroups();
   await createCgroup(nodeCgroup, own);
@@ -163,6 +183,8 @@ async function outside(options: Options): Promise<number> {
     return code === 0 ? 1 : code;
   }
   const figures = JSON.parse(await readFile(summaryPath, 'utf8')) as SuiteFigures;
+  figures.skipped += unrunnable.length;
+  figures.skips.push(...unrunnable);
   for (const skip of figures.skips) log(`skipped: ${skip.name}: ${skip.message.split('\n')[0]}`);
   for (const failure of figures.failures) log(`FAILED (${failure.state}): ${failure.name}`);
   log(`report, logs and the kubelet's log: ${options.reportDir}`);
@@ -280,9 +302,13 @@ function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string,
     // through Skiff before the suite starts instead.
     '--prepull-images=false',
     `--kubelet-flags=--runtime-cgroups=/${RUNTIME_CGROUP} --node-ip=${NODE_IP}`,
+    // cAdvisor knows containerd's and CRI-O's containers, not Skiff's: the kubelet's summary and
+    // /metrics/cadvisor take pod and container figures from Skiff's CRI stats and metrics instead.
+    '--feature-gates=PodAndContainerStatsFromCRI=true',
   ];
   if (options.focus !== undefined) args.push(`--ginkgo.focus=${options.focus}`);
   if (options.skip !== undefined) args.push(`--ginkgo.skip=${options.skip}`);
+  for (const pattern of options.unrunnable ?? []) args.push(`--ginkgo.skip=${pattern}`);
   return args;
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { suiteFigures, summaryLine } from './suite-report.js';
+import { selectedSpecNames, suiteFigures, summaryLine } from './suite-report.js';
 
 function spec(leaf: string, state: string, message = '', type = 'It'): object {
   return { ContainerHierarchyTexts: ['[sig-node] Pods'], LeafNodeType: type, LeafNodeText: leaf, State: state, Failure: { Message: message } };
@@ -39,4 +39,9 @@ test('a failed suite setup is a failure, though no spec ran', () => {
   const figures = suiteFigures(JSON.stringify(report));
   assert.deepEqual([figures.passed, figures.failed, figures.skipped], [0, 1, 0]);
   assert.equal(figures.failures[0]?.name, '[SynchronizedBeforeSuite]');
+});
+
+test('a dry run selected the specs it reports as passed', () => {
+  const report = [{ SpecReports: [spec('a', 'passed'), spec('b', 'skipped'), spec('', 'passed', '', 'SynchronizedBeforeSuite')] }];
+  assert.deepEqual(selectedSpecNames(JSON.stringify(report)), ['[sig-node] Pods a']);
 });

@@ -5,6 +5,7 @@
  *   interface SuiteFigures { passed, failed, skipped, failures: SpecOutcome[], skips: SpecOutcome[] }
  *   suiteFigures(reportJson): SuiteFigures
  *   summaryLine(figures): string        "node-conformance: N passed, N failed, N skipped"
+ *   selectedSpecNames(dryRunReportJson): string[]   the specs a dry run (--ginkgo.dry-run) selected
  *
  * Only specs the run selected count: a spec left out by the label filter or focus is reported
  * "skipped" with no message and is not counted; one that skipped itself (Skip with a reason) is.
@@ -36,29 +37,42 @@ interface RawSpecReport {
 
 const FAILURE_STATES = new Set(['failed', 'timedout', 'aborted', 'panicked', 'interrupted']);
 
-export function suiteFigures(reportJson: string): SuiteFigures {
+function specName(spec: RawSpecReport): string {
+  const texts = [...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? ''].filter((t) => t !== '');
+  return texts.length > 0 ? texts.join(' ') : `[${spec.LeafNodeType ?? '?'}]`;
+}
+
+function specReports(reportJson: string): RawSpecReport[] {
   const reports = JSON.parse(reportJson) as { SpecReports?: RawSpecReport[] | null }[];
+  return reports.flatMap((report) => report.SpecReports ?? []);
+}
+
+/** A dry run reports every spec it would run as passed, and the others as skipped. */
+export function selectedSpecNames(dryRunReportJson: string): string[] {
+  return specReports(dryRunReportJson)
+    .filter((spec) => spec.LeafNodeType === 'It' && spec.State === 'passed')
+    .map(specName);
+}
+
+export function suiteFigures(reportJson: string): SuiteFigures {
   const figures: SuiteFigures = { passed: 0, failed: 0, skipped: 0, failures: [], skips: [] };
-  for (const report of reports) {
-    for (const spec of report.SpecReports ?? []) {
-      const state = spec.State ?? '';
-      const message = spec.Failure?.Message ?? '';
-      const texts = [...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? ''].filter((t) => t !== '');
-      const outcome = { name: texts.length > 0 ? texts.join(' ') : `[${spec.LeafNodeType ?? '?'}]`, state, message };
-      if (spec.LeafNodeType !== 'It') {
-        if (FAILURE_STATES.has(state)) {
-          figures.failed++;
-          figures.failures.push(outcome);
-        }
-      } else if (state === 'passed') {
-        figures.passed++;
-      } else if (FAILURE_STATES.has(state)) {
+  for (const spec of specReports(reportJson)) {
+    const state = spec.State ?? '';
+    const message = spec.Failure?.Message ?? '';
+    const outcome = { name: specName(spec), state, message };
+    if (spec.LeafNodeType !== 'It') {
+      if (FAILURE_STATES.has(state)) {
         figures.failed++;
         figures.failures.push(outcome);
-      } else if (state === 'skipped' && message !== '') {
-        figures.skipped++;
-        figures.skips.push(outcome);
       }
+    } else if (state === 'passed') {
+      figures.passed++;
+    } else if (FAILURE_STATES.has(state)) {
+      figures.failed++;
+      figures.failures.push(outcome);
+    } else if (state === 'skipped' && message !== '') {
+      figures.skipped++;
+      figures.skips.push(outcome);
     }
   }
   return figures;

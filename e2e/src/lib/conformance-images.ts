@@ -15,12 +15,13 @@
  *       registries.conf with `mirrorHost` (plain HTTP) as the mirror of every registry named here
  *
  * What each stands in for, and how it behaves:
- *   busybox     the busybox userland (with nmeter, which Debian's build leaves out), CMD sh, the
- *               accounts of the busybox image
+ *   busybox     the busybox userland (with nmeter, which Debian's build leaves out), every applet
+ *               in /bin as well, CMD sh, the accounts of the busybox image
  *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, porter's
  *               /localhost.crt and /localhost.key from the module's source, the accounts
  *               user-defined-in-image (1000) in group-defined-in-image (50000), ports 80 8080 8081
- *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash
+ *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash and
+ *               curl
  *   nginx       Debian's nginx serving /usr/share/nginx/html on port 80 in the foreground, logs on
  *               stdout/stderr, stop signal SIGQUIT
  *   perl        Debian's perl-base
@@ -37,7 +38,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { busyboxRootfsEntries, type RootfsAccounts } from './busybox-rootfs.js';
+import { busyboxApplets, busyboxRootfsEntries, type RootfsAccounts } from './busybox-rootfs.js';
 import { DEBIAN_CACHE_DIR } from './debian-binary.js';
 import { debianRootfs, directoryEntries, DOC_DIRS } from './debian-rootfs.js';
 import { cachedLayer, catalogueBlobDir, loadOrBuild } from './image-catalogue.js';
@@ -209,11 +210,25 @@ async function nmeterBinary(): Promise<string> {
   return binary;
 }
 
-/** The busybox userland with busybox's image's accounts, and nmeter beside it. */
+/** Every applet in /bin too, as the busybox image has them (the sysctl specs run /bin/sysctl). */
+function appletsInBin(): TarEntry[] {
+  const inBin = new Set(busyboxApplets().filter((applet) => applet.startsWith('bin/')).map((applet) => applet.slice(4)));
+  const links: TarEntry[] = [];
+  for (const applet of busyboxApplets()) {
+    const name = applet.split('/').pop()!;
+    if (inBin.has(name)) continue;
+    inBin.add(name);
+    links.push({ type: 'hardlink', name: `bin/${name}`, target: 'bin/busybox', mode: 0o755 });
+  }
+  return links;
+}
+
+/** The busybox userland with busybox's image's accounts and its applets in /bin, and nmeter beside it. */
 async function userland(): Promise<Layer> {
   const nmeter = await nmeterBinary();
   return cachedLayer(`conformance-busybox-${fileKey(nmeter)}`, () => [
     ...busyboxRootfsEntries(BUSYBOX_ACCOUNTS),
+    ...appletsInBin(),
     hostFile('bin/nmeter', nmeter, 0o755),
   ]);
 }
@@ -386,7 +401,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'agnhost':
     case 'agnhost-prev':
       return () =>
-        imageOf([userland(), debianLayer(['bash']), agnhostLayer(sources.agnhost, moduleDir)], {
+        imageOf([userland(), debianLayer(['bash', 'curl']), agnhostLayer(sources.agnhost, moduleDir)], {
           Entrypoint: ['/agnhost'],
           Cmd: ['pause'],
           ExposedPorts: AGNHOST_PORTS,

@@ -27,7 +27,7 @@ import { readFileInRoot } from '../container/secure-path.js';
 import { allSettledOrThrow } from '../util/settle.js';
 import { StepTimer } from '@skiff/common';
 import { nowNanos } from '../util/time.js';
-import { bindMountsOf, ensureHostPaths } from '../container/container-mounts.js';
+import { bindMountsOf, ensureHostPaths, makeMissingHostPaths } from '../container/container-mounts.js';
 import { containerSpecInput } from '../container/container-spec.js';
 import { teardownContainer } from '../container/container-teardown.js';
 import { requireJournaldForLog, resolveLogPath } from '../container/log-path.js';
@@ -214,7 +214,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       };
       // The lease keeps the image's layers on disk for as long as this container exists. It holds
       // from here on; it reaches the disk beside the rest of the work, before the record.
-      const [lease] = await allSettledOrThrow([ctx.images.acquireLeaseNow(id, resolved.image), makeDirs(), ensureHostPaths([...mounts, ...cdi.mounts])]);
+      const [lease] = await allSettledOrThrow([ctx.images.acquireLeaseNow(id, resolved.image), makeDirs(), makeMissingHostPaths(mounts), ensureHostPaths(cdi.mounts)]);
       leaseOnDisk = lease.durable;
       const { lowerDirs } = lease;
       timer.mark('lease and dirs');

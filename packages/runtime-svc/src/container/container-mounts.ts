@@ -69,9 +69,25 @@ function unusableHostPath(m: BindMountInput, err: unknown): StatusError {
 }
 
 /**
- * Every host path must exist: a missing source is the request's fault (the kubelet creates
- * DirectoryOrCreate volumes itself before it asks), and creating it here would hide a typo.
+ * A CRI mount's host path that does not exist is made a directory (0755, parents too), as
+ * containerd, CRI-O and Docker do: a hostPath volume without a type promises no check, and the
+ * kubelet leaves the path to the runtime (the node conformance suite's device plugin mounts
+ * /var/run/cdi so). One that exists, or cannot be made, must be usable.
  */
+export async function makeMissingHostPaths(mounts: readonly BindMountInput[]): Promise<void> {
+  for (const m of mounts) {
+    try {
+      await fs.stat(m.hostPath);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unusableHostPath(m, err);
+      await fs.mkdir(m.hostPath, { recursive: true, mode: 0o755 }).catch((mkdirErr: unknown) => {
+        throw unusableHostPath(m, mkdirErr);
+      });
+    }
+  }
+}
+
+/** Every host path a CDI spec names must exist: a missing one is the spec's fault. */
 export async function ensureHostPaths(mounts: readonly BindMountInput[]): Promise<void> {
   for (const m of mounts) {
     try {

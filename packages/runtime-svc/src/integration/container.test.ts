@@ -280,6 +280,9 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
       const pod = (await callUnary(d.client, 'PodSandboxStats', { pod_sandbox_id: sandboxId })).stats!;
       assert.equal(pod.attributes?.id, sandboxId);
       assert.equal(pod.linux?.network?.default_interface?.name, 'eth0');
+      // Every interface but lo, the default one too, as containerd lists them: the kubelet's summary
+      // takes its pod's interface list from here alone.
+      assert.deepEqual(pod.linux?.network?.interfaces.map((i) => i.name), ['eth0']);
       assert.ok(Number(pod.linux?.process?.process_count?.value) >= 2);
       assert.deepEqual(pod.linux?.containers.map((c) => c.attributes?.id), [id]);
       const pods = (await callUnary(d.client, 'ListPodSandboxStats', { filter: { id: sandboxId } })).stats ?? [];

@@ -203,7 +203,9 @@ export class StatsCollector {
         tx_errors: u64(c.txErrors),
       }));
       const primary = counters.find((c) => c.name === 'eth0') ?? counters[0] ?? null;
-      linux.network = { timestamp: at, default_interface: primary, interfaces: counters.filter((c) => c !== primary) };
+      // The default interface is listed too: the kubelet's summary takes a pod's interfaces from this
+      // list alone (containerd lists them all the same way).
+      linux.network = { timestamp: at, default_interface: primary, interfaces: counters };
     }
     return { attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations }, linux };
   }
