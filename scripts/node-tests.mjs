@@ -6,7 +6,9 @@
 //
 // Every *.test.js below DIR is run; the spec report goes to stdout and a TAP copy to a temp file,
 // whose closing count must show at least one test, and in which no file stands for itself (a file
-// that declared no test).
+// that declared no test). A test that hangs fails after TEST_TIMEOUT_MS; a run still going after
+// RUN_TIMEOUT_MS (a failed test left a timer or a child that keeps its file's process alive) is
+// ended, and fails.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,16 +37,14 @@ if (files.length === 0) {
 }
 
 const TEST_TIMEOUT_MS = 20 * 60 * 1000;
+const RUN_TIMEOUT_MS = 45 * 60 * 1000;
 const work = mkdtempSync(join(tmpdir(), 'node-tests-'));
 const tap = join(work, 'report.tap');
 const child = spawn(
   process.execPath,
   [
     '--test',
-    // A test that hangs fails after this long, and a file whose tests are done exits even when a
-    // failed test left a timer or a child behind: a hang never outlives its report.
     `--test-timeout=${TEST_TIMEOUT_MS}`,
-    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',
@@ -52,9 +52,26 @@ const child = spawn(
     ...options,
     ...files.map((f) => relative(process.cwd(), f)),
   ],
-  { stdio: 'inherit' },
+  // In a process group of its own, so that the whole run, each file's process included, can be ended.
+  { stdio: 'inherit', detached: true },
 );
+const endRun = (signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => endRun(signal));
+let timedOut = false;
+const watchdog = setTimeout(() => {
+  timedOut = true;
+  console.error(`node-tests: the tests under ${dir} were still running after ${RUN_TIMEOUT_MS / 60000} minutes; ending them`);
+  endRun('SIGKILL');
+}, RUN_TIMEOUT_MS);
 child.on('exit', (code, signal) => {
+  clearTimeout(watchdog);
+  if (timedOut) process.exit(1);
   const report = readFileSync(tap, 'utf8');
   rmSync(work, { recursive: true, force: true });
   const ran = Number(/^# tests (\d+)$/m.exec(report)?.[1] ?? 0);
