@@ -263,3 +263,21 @@ describe('gVisor pods beside runc pods', () => {
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: doomed.id }, { timeoutMs: 60_000 });
   });
 });
+
+describe('runtime.default_handler = "runsc"', () => {
+  test('a pod that names no handler runs under gVisor and is recorded so; one that asks for runc does not', async () => {
+    const node = await startRuntimeHarness({ config: 'default_handler = "runsc"' });
+    try {
+      const unnamed = await node.runPod({}, '');
+      assert.equal((await node.podStatus(unnamed.id)).runtime_handler, HANDLER);
+      const inGvisor = await node.runContainer(unnamed, 'kernel', { command: ['sh', '-c', 'dmesg | head -n 1; sleep 3600'] });
+      await eventually('the gVisor boot line in its log', async () => readFileSync((await node.containerStatus(inGvisor)).log_path, 'utf8').includes('Starting gVisor'));
+      const runcPod = await node.runPod({}, 'runc');
+      assert.equal((await node.podStatus(runcPod.id)).runtime_handler, 'runc');
+      const onHost = await node.runContainer(runcPod, 'kernel');
+      assert.equal((await node.exec(onHost, ['uname', '-r'])).stdout.trim(), HOST_RELEASE);
+    } finally {
+      await node.stop();
+    }
+  });
+});

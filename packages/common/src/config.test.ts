@@ -28,6 +28,9 @@ test('runsc is offered as the sandbox-kind handler "runsc" when runtime.runsc is
   assert.deepEqual((await loadConfig(write('[runtime]\nrunsc = "/nonexistent/runsc"\n'))).runtime.handlers, []);
   const own = await loadConfig(write('[runtime]\nrunsc = "/bin/true"\n[[runtime.handlers]]\nname = "runsc"\nruntime_path = "/bin/true"\nkind = "sandbox"\nruntime_args = ["--platform=kvm"]\n'));
   assert.deepEqual(own.runtime.handlers.map((h) => h.runtime_args), [['--platform=kvm']]);
+  assert.equal((await loadConfig(write('[runtime]\nrunsc = "/bin/true"\ndefault_handler = "runsc"\n'))).runtime.default_handler, 'runsc');
+  assert.equal((await loadConfig(write('[runtime]\ndefault_handler = "runc"\n'))).runtime.default_handler, 'runc');
+  await assert.rejects(loadConfig(write('[runtime]\nrunsc = ""\ndefault_handler = "runsc"\n')), /"runtime.default_handler" names "runsc", which is not a handler of this node \(runc\)/);
   await assert.rejects(loadConfig(write('[[runtime.handlers]]\nname = "x"\nruntime_path = "/x"\nkind = "vm"\n')), /"runtime.handlers\[0\].kind" must be "oci" or "sandbox"/);
   await assert.rejects(loadConfig(write('[[runtime.handlers]]\nname = "x"\nruntime_path = "/x"\nruntime_args = ["kvm"]\n')), /runtime_args" must be a list of flags/);
 });

@@ -71,6 +71,11 @@ export interface RuntimeServiceConfig {
    */
   userns_id_range: string;
   handlers: RuntimeHandlerConfig[];
+  /**
+   * The handler of a pod that names none (RunPodSandbox's runtime_handler ""): "" or "runc" for the
+   * default runtime, else a handler of `handlers` ("runsc" when detected).
+   */
+  default_handler: string;
   /** Where this daemon serves Prometheus metrics (/metrics), host:port; "" switches them off. */
   metrics_address: string;
 }
@@ -166,6 +171,7 @@ export function defaultConfig(): SkiffConfig {
       cgroup_parent: '/skiff',
       userns_id_range: '',
       handlers: [],
+      default_handler: '',
       metrics_address: '127.0.0.1:9702',
     },
     stream: {
@@ -431,7 +437,16 @@ export async function loadConfig(path?: string): Promise<SkiffConfig> {
   }
   validate(config);
   await addDetectedRunsc(config.runtime);
+  validateDefaultHandler(config.runtime);
   return config;
+}
+
+/** Checked once the detected runsc handler is known: the default may name it. */
+function validateDefaultHandler(runtime: RuntimeServiceConfig): void {
+  const name: unknown = runtime.default_handler;
+  if (name === '' || name === 'runc' || runtime.handlers.some((h) => h.name === name)) return;
+  const known = ['runc', ...runtime.handlers.map((h) => h.name)].join(', ');
+  throw new ConfigError(`"runtime.default_handler" names ${JSON.stringify(name)}, which is not a handler of this node (${known})`);
 }
 
 /** Flags of the built-in runsc handler; see packages/runtime-svc/README.md ("gVisor"). */

@@ -47,8 +47,10 @@ async function main(): Promise<void> {
     ctx.runtimeVersions = await inspectRuntimeVersions(handlers);
     warnOfRuntimeVersions(ctx.runtimeVersions, log);
     ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs, log);
+    // Pods made before keep the handler recorded for them.
+    ctx.config.runtime.default_handler = next.runtime.default_handler;
     log.level = next.log_level;
-    return ['log_level', 'runtime.handlers', 'runtime.cdi_spec_dirs'];
+    return ['log_level', 'runtime.handlers', 'runtime.default_handler', 'runtime.cdi_spec_dirs'];
   });
 
   // Containers are conmon's children, not ours: they keep running while the service is down.

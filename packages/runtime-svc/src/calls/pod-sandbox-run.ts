@@ -42,7 +42,9 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   const startedAt = performance.now();
   const id = newId();
   const timer = new StepTimer(ctx.log, 'RunPodSandbox', { sandbox: id });
-  const defaults = { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver, usernsIdRange: parseIdRange(ctx.config.runtime.userns_id_range) };
+  const defaults = { cgroupParent: ctx.config.runtime.cgroup_parent, cgroupDriver: ctx.cgroupDriver, usernsIdRange: parseIdRange(ctx.config.runtime.userns_id_range),
+    defaultHandler: ctx.config.runtime.default_handler,
+  };
   const rec = sandboxRecordFromRequest(id, request, defaults, nowNanos());
   checkSandboxFeatures(ctx.handlers.resolve(rec.runtimeHandler), rec.userns !== undefined);
   const paths = ctx.paths.sandbox(id);

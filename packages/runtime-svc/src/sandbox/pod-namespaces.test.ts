@@ -23,7 +23,7 @@ function sandbox(namespaces: SandboxRecord['namespaces'], userns = false): Sandb
     runtime_handler: '',
     config: { metadata: { name: 'p', namespace: 'n', uid: 'u', attempt: 0 }, hostname: '', log_directory: '', dns_config: null, port_mappings: [], labels: {}, annotations: {}, linux: null, windows: null },
   };
-  const rec = sandboxRecordFromRequest(ID, request, { cgroupParent: '/skiff', cgroupDriver: 'cgroupfs' }, '1');
+  const rec = sandboxRecordFromRequest(ID, request, { cgroupParent: '/skiff', cgroupDriver: 'cgroupfs', defaultHandler: '' }, '1');
   rec.namespaces = namespaces;
   if (userns) rec.userns = { uid: { containerID: 0, hostID: 1 << 30, size: 65536 }, gid: { containerID: 0, hostID: 1 << 30, size: 65536 } };
   rec.pid = 4242;

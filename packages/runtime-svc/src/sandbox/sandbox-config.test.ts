@@ -4,7 +4,7 @@ import type { cri } from '@skiff/proto';
 import { portMappingsOf, sandboxRecordFromRequest } from './sandbox-config.js';
 
 const ID = 'f'.repeat(64);
-const defaults = { cgroupParent: '/skiff', cgroupDriver: 'cgroupfs' as const };
+const defaults = { cgroupParent: '/skiff', cgroupDriver: 'cgroupfs' as const, defaultHandler: '' };
 
 function request(config: Partial<cri.PodSandboxConfig__Output> | null, handler = ''): cri.RunPodSandboxRequest__Output {
   if (config === null) return { config: null, runtime_handler: handler };
@@ -26,6 +26,14 @@ function request(config: Partial<cri.PodSandboxConfig__Output> | null, handler =
 }
 
 describe('sandbox record from RunPodSandbox', () => {
+  it('records the handler that runs the pod: the one asked for, else the default handler', () => {
+    assert.equal(sandboxRecordFromRequest(ID, request({}), defaults, '42').runtimeHandler, '');
+    assert.equal(sandboxRecordFromRequest(ID, request({}), { ...defaults, defaultHandler: 'runc' }, '42').runtimeHandler, '');
+    assert.equal(sandboxRecordFromRequest(ID, request({}), { ...defaults, defaultHandler: 'runsc' }, '42').runtimeHandler, 'runsc');
+    const asked = { ...request({}), runtime_handler: 'runc' };
+    assert.equal(sandboxRecordFromRequest(ID, asked, { ...defaults, defaultHandler: 'runsc' }, '42').runtimeHandler, 'runc');
+  });
+
   it('fills defaults: pod namespaces, hostname from the name, our cgroup parent', () => {
     const rec = sandboxRecordFromRequest(ID, request({}), defaults, '42');
     assert.equal(rec.phase, 'creating');

@@ -27,6 +27,8 @@ export interface SandboxDefaults {
   cgroupDriver: CgroupDriver;
   /** Host ids pods' user namespaces may map (runtime.userns_id_range); any from 65536 up when undefined. */
   usernsIdRange?: IdRange | undefined;
+  /** runtime.default_handler: the handler of a pod that names none. */
+  defaultHandler: string;
 }
 
 /**
@@ -69,7 +71,9 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
     phase: 'creating',
     metadata: { name: meta.name, uid: meta.uid, namespace: meta.namespace, attempt: meta.attempt },
     createdAt,
-    runtimeHandler: request.runtime_handler,
+    // The handler that runs the pod is recorded, so that a later change of the default never
+    // hands an existing pod to another runtime.
+    runtimeHandler: request.runtime_handler || (defaults.defaultHandler === 'runc' ? '' : defaults.defaultHandler),
     labels: { ...config.labels },
     annotations: { ...config.annotations },
     hostname,
