@@ -8,6 +8,7 @@
 #   --focus RE          only the specs whose text matches RE (Ginkgo's --focus)
 #   --skip RE           leave out the specs whose text matches RE
 #   --label-filter EXPR instead of 'NodeConformance && !Flaky && !Slow'
+#   --handler runsc     every pod that names no RuntimeClass runs under gVisor (runtime.default_handler)
 #   --report-dir DIR    where the JSON and JUnit reports, the suite's output and the kubelet's and
 #                       Skiff's logs go (default /var/tmp/skiff-node-conformance/<time>)
 set -euo pipefail

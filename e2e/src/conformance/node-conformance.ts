@@ -53,7 +53,13 @@ const NODE_IP = '10.217.0.1';
 /** The cgroup (inside the node) of Skiff's daemons, their conmons and the registry. */
 const RUNTIME_CGROUP = 'skiff';
 /** The RuntimeClass handler the suite's RuntimeClass and PodOverhead specs expect on a node (runc). */
-const TEST_HANDLER = ['[[runtime.handlers]]', 'name = "test-handler"', 'runtime_path = "/usr/sbin/runc"', 'kind = "oci"'].join('\n');
+const TEST_HANDLER = ['[[runtime.handlers]]', 'name = "test-handler"', 'runtime_path = "/usr/local/sbin/runc"', 'kind = "oci"'].join('\n');
+
+/** The [runtime] keys of the node's Skiff: with --handler, every pod that names no handler runs under it. */
+function runtimeConfig(handler: string | undefined): string {
+  // A plain key comes before the table array, or TOML would make it the handler's.
+  return handler === undefined ? TEST_HANDLER : `default_handler = "${handler}"\n${TEST_HANDLER}`;
+}
 /** Directories the kubelet shares with any other kubelet on the machine, made private to the node. */
 const PRIVATE_DIRS = { kubelet: '/var/lib/kubelet', 'pod-logs': '/var/log/pods', cni: '/var/lib/cni' };
 
@@ -345,7 +351,7 @@ async function inside(options: Options): Promise<number> {
   try {
     log(`pushing the images to the registry at ${registry.host}`);
     await pushConformanceImages(registry, sources(options));
-    skiff = await startSkiff({ registriesConf: conformanceRegistriesConf(registry.host), logLevel: 'info', config: TEST_HANDLER });
+    skiff = await startSkiff({ registriesConf: conformanceRegistriesConf(registry.host), logLevel: 'info', config: runtimeConfig(options.handler) });
     await moveProcess(process.pid, '');
     const images = skiff.imageClient();
     for (const spec of CONFORMANCE_IMAGES) {
