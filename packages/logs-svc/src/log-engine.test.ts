@@ -79,17 +79,19 @@ test('stop returns while the state cannot be saved, and leaves the saved state a
   const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const id = randomBytes(32).toString('hex');
-  const path = join(dir, 'pod', 'c.log');
   const stateDir = join(dir, 'state');
   const engine = await LogEngine.open({ stateDir, journalctl: '/usr/bin/journalctl', log: createLogger('logs-svc-test', 'fatal'), barrierTimeoutMs: 20_000, sender });
-  await engine.start(new Map([[id, path]]));
-  await rename(stateDir, join(dir, 'state-moved-away'));
-  await sendLines(id, ['written, never saved']);
-  // Saving the state after this batch fails and is retried; no barrier passes it, so the file is polled.
-  for (let i = 0; i < 200 && !(await readFile(path, 'utf8')).includes('written, never saved'); i++) await setTimeout(50);
-  assert.equal((await streams(path)).stdout, 'written, never saved\n');
-  const stopped = await Promise.race([engine.stop().then(() => true), setTimeout(10_000, false, { ref: false })]);
-  assert.ok(stopped, 'stop returned');
+  await engine.start(new Map([[id, join(dir, 'pod', 'c.log')]]));
+  try {
+    await rename(stateDir, join(dir, 'state-moved-away'));
+    // The next batch read (this line's, or any entry before it) cannot be saved, and is retried.
+    await sendLines(id, ['after the state went away']);
+    for (let i = 0; i < 200 && engine.status().stateError === undefined; i++) await setTimeout(50);
+    assert.match(engine.status().stateError ?? '', /ENOENT/);
+  } finally {
+    const stopped = await Promise.race([engine.stop().then(() => true), setTimeout(10_000, false, { ref: false })]);
+    assert.ok(stopped, 'stop returned');
+  }
   assert.equal(existsSync(stateDir), false, 'nothing was saved');
 });
 

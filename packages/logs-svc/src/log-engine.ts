@@ -78,6 +78,7 @@ export class LogEngine {
   private readonly suppressedBy = new Map<string, number>();
   private lastSuppressed: string | undefined;
   private writeError: { path: string; message: string } | undefined;
+  private stateError: string | undefined;
   private untrustedTotal = 0;
   private lastUntrusted: string | undefined;
   private lastUntrustedWarning = 0;
@@ -349,9 +350,12 @@ export class LogEngine {
     for (;;) {
       try {
         await this.persist();
+        this.stateError = undefined;
         return;
       } catch (err) {
-        this.options.log.error({ err: (err as Error).message }, 'cannot save the logs state; retrying every second');
+        const message = (err as Error).message;
+        if (this.stateError !== message) this.options.log.error({ err: message }, 'cannot save the logs state; retrying every second');
+        this.stateError = message;
         if (this.stopped) throw new Stopped();
         await sleep(1000);
       }
@@ -382,6 +386,7 @@ export class LogEngine {
       containers: this.containers.size,
       suppressed: { total: this.suppressedTotal, byContainer: Object.fromEntries(this.suppressedBy), ...(this.lastSuppressed ? { last: this.lastSuppressed } : {}) },
       ...(this.writeError ? { writeError: this.writeError } : {}),
+      ...(this.stateError ? { stateError: this.stateError } : {}),
       untrusted: { total: this.untrustedTotal, ...(this.lastUntrusted ? { last: this.lastUntrusted } : {}) },
       memory: (({ rss, heapUsed, heapTotal, external }) => ({ rss, heapUsed, heapTotal, external }))(process.memoryUsage()),
     };

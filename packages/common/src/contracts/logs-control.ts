@@ -59,6 +59,8 @@ export interface LogsStatus {
   containers: number;
   suppressed: { total: number; byContainer: Record<string, number>; last?: string };
   writeError?: { path: string; message: string };
+  /** Why the state (the journal cursor and the files' sizes) cannot be saved, while it cannot; no line is read past it meanwhile. */
+  stateError?: string;
   /** Entries naming a container that did not come from its conmon, dropped. */
   untrusted: { total: number; last?: string };
   memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
