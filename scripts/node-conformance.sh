@@ -8,6 +8,7 @@
 #   --focus RE          only the specs whose text matches RE (Ginkgo's --focus)
 #   --skip RE           leave out the specs whose text matches RE
 #   --label-filter EXPR instead of 'NodeConformance && !Flaky && !Slow'
+#   --shard K/N         the K-th of N parts of the selected specs (sorted by name, dealt out in turn)
 #   --handler runsc     every pod that names no RuntimeClass runs under gVisor (runtime.default_handler)
 #   --report-dir DIR    where the JSON and JUnit reports, the suite's output and the kubelet's and
 #                       Skiff's logs go (default /var/tmp/skiff-node-conformance/<time>)

@@ -44,6 +44,7 @@ import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
 import { selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 import { skipPattern, unrunnableReason, UNRUNNABLE_SPECS } from './unrunnable-specs.js';
+import { exactNamesPattern, parseShard, shardOf, type Shard } from './shards.js';
 
 const run = promisify(execFile);
 
@@ -70,13 +71,15 @@ interface Options {
   skip?: string;
   reportDir: string;
   handler?: string;
+  /** Run only this part of the selected specs (shards.ts). */
+  shard?: Shard | undefined;
   /** Go regular expressions of specs left out as unrunnable here (unrunnable-specs.ts). */
   unrunnable?: string[];
 }
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nusage: node-conformance.js --kube-bin DIR [--label-filter EXPR] [--focus RE] [--skip RE] [--report-dir DIR] [--handler runsc]\n`,
+    `${message}\nusage: node-conformance.js --kube-bin DIR [--label-filter EXPR] [--focus RE] [--skip RE] [--report-dir DIR] [--handler runsc] [--shard K/N]\n`,
   );
   process.exit(2);
 }
@@ -86,7 +89,7 @@ function parseOptions(args: string[]): Options {
   for (let i = 0; i < args.length; i += 2) {
     const name = args[i]!;
     const value = args[i + 1];
-    if (!['--kube-bin', '--label-filter', '--focus', '--skip', '--report-dir', '--handler'].includes(name)) usage(`unknown option ${name}`);
+    if (!['--kube-bin', '--label-filter', '--focus', '--skip', '--report-dir', '--handler', '--shard'].includes(name)) usage(`unknown option ${name}`);
     if (value === undefined) usage(`${name} needs a value`);
     values.set(name, value);
   }
@@ -94,6 +97,12 @@ function parseOptions(args: string[]): Options {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const handler = values.get('--handler');
   if (handler !== undefined && handler !== 'runsc') usage(`--handler takes runsc, not ${handler}`);
+  let shard: Shard | undefined;
+  try {
+    shard = values.has('--shard') ? parseShard(values.get('--shard')!) : undefined;
+  } catch (err) {
+    usage((err as Error).message);
+  }
   return {
     kubeBin: resolve(kubeBin),
     labelFilter: values.get('--label-filter') ?? DEFAULT_LABEL_FILTER,
@@ -101,6 +110,7 @@ function parseOptions(args: string[]): Options {
     skip: values.get('--skip'),
     reportDir: resolve(values.get('--report-dir') ?? `/var/tmp/skiff-node-conformance/${stamp}`),
     handler,
+    shard,
   };
 }
 
@@ -151,7 +161,15 @@ async function outside(options: Options): Promise<number> {
   for (const spec of CONFORMANCE_IMAGES) await getConformanceImage(spec.name, sources(options));
 
   await mkdir(options.reportDir, { recursive: true });
-  const unrunnable = (await selectedSpecs(options)).flatMap((name) => {
+  let selected = await selectedSpecs(options);
+  if (options.shard) {
+    selected = shardOf(selected, options.shard);
+    if (selected.length === 0) usage(`shard ${options.shard.index}/${options.shard.count} holds no spec`);
+    log(`shard ${options.shard.index} of ${options.shard.count}: ${selected.length} specs`);
+    // The dry run applied the focus given; the shard's own names replace it.
+    options.focus = exactNamesPattern(selected);
+  }
+  const unrunnable = selected.flatMap((name) => {
     const reason = unrunnableReason(name);
     return reason === undefined ? [] : [{ name, state: 'skipped', message: `cannot run on this machine: ${reason}` }];
   });
