@@ -96,9 +96,11 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   rec.finishedAt = exit.at;
   rec.reason = reason;
   if (message) rec.message = message;
+  // Streamed as the phase changes, before the write lets a removal (under the lock this refresh
+  // does not hold) stream the deletion: never a stop after the deletion.
+  ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
   await ctx.records.saveContainer(rec);
   ctx.exitWatch.exitRecorded(rec.id);
-  ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
   endInSandbox(ctx, rec);
   return rec;
 }
