@@ -1,12 +1,11 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandTimeoutError, conmonRuntimeArgs, killSandboxedExec, runReportingCommand, type RuntimeBinary } from '@skiff/common';
+import { CommandTimeoutError, conmonEnvironment, reassembleConmonLog, conmonRuntimeArgs, killSandboxedExec, runReportingCommand, type RuntimeBinary } from '@skiff/common';
 import type { Process } from '../oci/runtime-spec.js';
 import { DEFAULT_CONMON_PATH, ConmonError } from './conmon.js';
-import { splitCriLogStreamBytes } from './cri-log.js';
 import { armExecDeadline } from './exec-deadline.js';
-import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
+import { parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 /** What conmon reports when it had to kill an exec that ran past its timeout. */
 export const EXEC_TIMED_OUT_MESSAGE = 'command timed out';
@@ -45,7 +44,7 @@ type ExecOutput = Pick<ExecSyncResult, 'stdout' | 'stderr' | 'stdoutBytes' | 'st
 
 async function readOutput(logFile: string, maxOutputBytes: number): Promise<ExecOutput> {
   const raw = await fs.readFile(logFile).catch(() => Buffer.alloc(0));
-  const bytes = splitCriLogStreamBytes(raw);
+  const bytes = reassembleConmonLog(raw);
   // conmon writes no line once its log has reached the limit (the last one it wrote may pass it).
   const outputCut = raw.length >= maxOutputBytes;
   return { stdout: bytes.stdout.toString('utf8'), stderr: bytes.stderr.toString('utf8'), stdoutBytes: bytes.stdout, stderrBytes: bytes.stderr, outputCut };

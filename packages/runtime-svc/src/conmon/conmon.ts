@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common';
-import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
+import { conmonEnvironment, readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common';
+import { parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 export const DEFAULT_CONMON_PATH = '/usr/bin/conmon';
 

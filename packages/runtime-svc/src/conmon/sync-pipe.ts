@@ -1,3 +1,5 @@
+import { CONMON_PIPE_ENV } from '@skiff/common';
+
 /**
  * conmon talks to its parent over a pipe whose descriptor it finds in _OCI_SYNCPIPE: one JSON
  * object per line, the container pid after `runtime create`, or the exit code after an `--exec`,
@@ -5,22 +7,12 @@
  * _OCI_STARTPIPE, when given one; Skiff gives none.) conmon is run like any command, through
  * runReportingCommand, which hands it the pipe and reads the first line.
  */
-export const SYNC_PIPE_ENV = '_OCI_SYNCPIPE';
+export const SYNC_PIPE_ENV = CONMON_PIPE_ENV.sync;
 
 export interface SyncMessage {
   /** "pid" for create, "exit_code" for exec (conmon API version 0), "data" for API version 1. */
   value: number;
   message?: string;
-}
-
-/** Variables that would make conmon or runc think they were socket-activated or notify-managed. */
-const STRIPPED_ENV = ['NOTIFY_SOCKET', 'LISTEN_PID', 'LISTEN_FDS', 'LISTEN_FDNAMES'];
-
-/** This process's environment for conmon, without what would make it or runc think they were socket-activated. */
-export function conmonEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of STRIPPED_ENV) delete env[key];
-  return env;
 }
 
 export function parseSyncMessage(line: string): SyncMessage {
