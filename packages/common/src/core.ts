@@ -44,3 +44,4 @@ export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec } from './san
 export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime-binary.js';
 export { CONMON_PIPE_ENV, conmonEnvironment, type ConmonPipe } from './conmon-environment.js';
 export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, reassembleConmonLog, MAX_RECORD_CONTENT, CriParseError, type CriRecord, type StreamName } from './cri-log.js';
+export { httpCall, jsonBody, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
