@@ -45,3 +45,4 @@ export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime
 export { CONMON_PIPE_ENV, conmonEnvironment, type ConmonPipe } from './conmon-environment.js';
 export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, reassembleConmonLog, MAX_RECORD_CONTENT, CriParseError, type CriRecord, type StreamName } from './cri-log.js';
 export { httpCall, jsonBody, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
+export { nowNanos } from './cri-time.js';
