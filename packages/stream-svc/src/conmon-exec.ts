@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { conmonEnvironment, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common/core';
+import { conmonEnvironment, ConmonMessageError, conmonRuntimeArgs, parseConmonMessage as readConmonMessage, type RuntimeBinary } from '@skiff/common/core';
 
 /** conmon's pipes to its parent, as the child's fds: messages out, start bytes in, attach-ready out. */
 const SYNC_FD = 3;
@@ -101,19 +101,15 @@ export class MessagePipe {
   }
 }
 
+/** conmon's message on a line; a line that is none is a failure (-1) saying so. */
 export function parseConmonMessage(line: string): ConmonMessage {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(line);
-  } catch {
-    return { data: -1, message: `conmon wrote an unreadable message: ${line.slice(0, 200)}` };
+    const { value, message } = readConmonMessage(line);
+    return message === undefined ? { data: value } : { data: value, message };
+  } catch (err) {
+    if (!(err instanceof ConmonMessageError)) throw err;
+    return { data: -1, message: err.message };
   }
-  const o = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  const data = o['data'] ?? o['pid'] ?? o['exit_code'];
-  const out: ConmonMessage = { data: typeof data === 'number' ? data : -1 };
-  if (typeof o['message'] === 'string') out.message = o['message'];
-  else if (typeof data !== 'number') out.message = `conmon message has no value: ${line.slice(0, 200)}`;
-  return out;
 }
 
 export interface ExecConmon {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
-import { isProcessAlive, parseCriLog as parseCriLogBytes, reassembleConmonLog as splitCriLogStreamBytes, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
+import { isProcessAlive, parseConmonMessage as parseSyncMessage, parseCriLog as parseCriLogBytes, reassembleConmonLog as splitCriLogStreamBytes, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
 import { readHostFacts, type HostFacts } from '../oci/host-facts.js';
 import { Runc } from '../oci/runc.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -14,7 +14,6 @@ import { stopContainer } from '../oci/stop-container.js';
 import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
 import { execSync } from './conmon-exec-sync.js';
 import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
-import { parseSyncMessage } from './sync-pipe.js';
 
 const parseCriLog = (log: string) => parseCriLogBytes(Buffer.from(log));
 

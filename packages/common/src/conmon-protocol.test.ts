@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { conmonEnvironment } from './conmon-environment.js';
+import { conmonEnvironment, parseConmonMessage } from './conmon-protocol.js';
 
 describe('conmonEnvironment', () => {
   it('drops socket activation and notify variables, keeps the rest, and names the pipes given', () => {
@@ -19,5 +19,19 @@ describe('conmonEnvironment', () => {
       for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
       Object.assign(process.env, saved);
     }
+  });
+});
+
+describe('parseConmonMessage', () => {
+  it('reads a pid or an exit code under any of its names, with the failure message', () => {
+    assert.deepEqual(parseConmonMessage('{"pid": 42}'), { value: 42 });
+    assert.deepEqual(parseConmonMessage('{"exit_code": 3}'), { value: 3 });
+    assert.deepEqual(parseConmonMessage('{"data": -1, "message": "boom"}'), { value: -1, message: 'boom' });
+  });
+
+  it('refuses a line that is not JSON, or has no value', () => {
+    assert.throws(() => parseConmonMessage('nope'), /unreadable message: nope/);
+    assert.throws(() => parseConmonMessage('{"other": 1}'), /no value/);
+    assert.throws(() => parseConmonMessage('null'), /no value/);
   });
 });
