@@ -44,5 +44,5 @@ export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec } from './san
 export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime-binary.js';
 export { CONMON_PIPE_ENV, conmonEnvironment, parseConmonMessage, ConmonMessageError, type ConmonMessage, type ConmonPipe } from './conmon-protocol.js';
 export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, reassembleConmonLog, MAX_RECORD_CONTENT, CriParseError, type CriRecord, type StreamName } from './cri-log.js';
-export { httpCall, jsonBody, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
+export { httpCall, jsonBody, nobodyListens, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
 export { nowNanos } from './cri-time.js';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpCall, jsonBody } from './http-call.js';
+import { httpCall, jsonBody, nobodyListens } from './http-call.js';
 
 async function listen(server: Server, socketPath: string): Promise<void> {
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
@@ -40,9 +40,14 @@ describe('httpCall on a unix socket', () => {
   it('rejects with the errno of a socket nobody listens on, and with the timeout message', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'http-call-'));
     try {
-      await assert.rejects(httpCall({ socketPath: join(dir, 'none.sock'), path: '/' }, { method: 'GET', timeoutMs: 5_000 }), { code: 'ENOENT' });
+      const missing = await httpCall({ socketPath: join(dir, 'none.sock'), path: '/' }, { method: 'GET', timeoutMs: 5_000 }).catch((err: unknown) => err);
+      assert.equal((missing as NodeJS.ErrnoException).code, 'ENOENT');
+      assert.ok(nobodyListens(missing));
       await writeFile(join(dir, 'plain'), '');
-      await assert.rejects(httpCall({ socketPath: join(dir, 'plain'), path: '/' }, { method: 'GET', timeoutMs: 5_000 }), { code: 'ECONNREFUSED' });
+      const refused = await httpCall({ socketPath: join(dir, 'plain'), path: '/' }, { method: 'GET', timeoutMs: 5_000 }).catch((err: unknown) => err);
+      assert.equal((refused as NodeJS.ErrnoException).code, 'ECONNREFUSED');
+      assert.ok(nobodyListens(refused));
+      assert.ok(!nobodyListens(new Error('no answer within 100 ms')));
       const socketPath = join(dir, 'silent.sock');
       const silent = createServer(() => undefined);
       await listen(silent, socketPath);

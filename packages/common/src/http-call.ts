@@ -42,6 +42,15 @@ export function httpCall(target: HttpTarget, o: HttpCallOptions): Promise<HttpAn
   });
 }
 
+/**
+ * Whether a failed call found no daemon at the socket: no socket at its path (ENOENT, the daemon
+ * is not running) or nobody listening on it (ECONNREFUSED, one killed and not restarted yet).
+ */
+export function nobodyListens(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED';
+}
+
 /** An answer's JSON body, or undefined when it has none or it is not JSON. */
 export function jsonBody<T>(answer: HttpAnswer): Partial<T> | undefined {
   try {

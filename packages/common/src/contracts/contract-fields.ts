@@ -2,9 +2,20 @@ import { ContractViolation } from './contract-error.js';
 
 /** Field checks shared by the contracts' parsers; each violation names the field. */
 
+/** A boolean, or undefined when the field is absent. */
+export function maybeBool(v: unknown, field: string): boolean | undefined {
+  if (v !== undefined && typeof v !== 'boolean') throw new ContractViolation(field, 'must be a boolean');
+  return v;
+}
+
+/** A boolean, false when the field is absent. */
 export function optionalBool(v: unknown, field: string): boolean {
-  if (v === undefined) return false;
-  if (typeof v !== 'boolean') throw new ContractViolation(field, 'must be a boolean');
+  return maybeBool(v, field) ?? false;
+}
+
+/** A string, or undefined when the field is absent. */
+export function maybeString(v: unknown, field: string): string | undefined {
+  if (v !== undefined && typeof v !== 'string') throw new ContractViolation(field, 'must be a string');
   return v;
 }
 

@@ -4,7 +4,7 @@
  * (with the exec's args and terminal) as the process runc or conmon runs.
  */
 import { ContractViolation, isObject, rejectUnknownFields } from './contract-error.js';
-import { absolutePath, integer, strings } from './contract-fields.js';
+import { absolutePath, integer, maybeBool, maybeString, strings } from './contract-fields.js';
 
 export interface OciUser {
   uid: number;
@@ -90,12 +90,6 @@ function rlimits(v: unknown, field: string): OciRlimit[] {
   });
 }
 
-function optionalString(v: unknown, field: string): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new ContractViolation(field, 'must be a string');
-  return v;
-}
-
 /** Checks an OCI process received from another service, field by field; a violation names the field under `field`. */
 export function parseOciProcess(v: unknown, field: string): OciProcess {
   const o = object(v, field, "the container's OCI process");
@@ -106,10 +100,8 @@ export function parseOciProcess(v: unknown, field: string): OciProcess {
     env: strings(o['env'], `${field}.env`, false),
     cwd: absolutePath(o['cwd'], `${field}.cwd`),
   };
-  if (o['terminal'] !== undefined) {
-    if (typeof o['terminal'] !== 'boolean') throw new ContractViolation(`${field}.terminal`, 'must be a boolean');
-    out.terminal = o['terminal'];
-  }
+  const terminal = maybeBool(o['terminal'], `${field}.terminal`);
+  if (terminal !== undefined) out.terminal = terminal;
   if (o['consoleSize'] !== undefined) {
     const size = object(o['consoleSize'], `${field}.consoleSize`, 'an object with height and width');
     rejectUnknownFields(size, ['height', 'width'], `${field}.consoleSize.`);
@@ -117,14 +109,12 @@ export function parseOciProcess(v: unknown, field: string): OciProcess {
   }
   if (o['capabilities'] !== undefined) out.capabilities = capabilities(o['capabilities'], `${field}.capabilities`);
   if (o['rlimits'] !== undefined) out.rlimits = rlimits(o['rlimits'], `${field}.rlimits`);
-  if (o['noNewPrivileges'] !== undefined) {
-    if (typeof o['noNewPrivileges'] !== 'boolean') throw new ContractViolation(`${field}.noNewPrivileges`, 'must be a boolean');
-    out.noNewPrivileges = o['noNewPrivileges'];
-  }
-  const apparmorProfile = optionalString(o['apparmorProfile'], `${field}.apparmorProfile`);
+  const noNewPrivileges = maybeBool(o['noNewPrivileges'], `${field}.noNewPrivileges`);
+  if (noNewPrivileges !== undefined) out.noNewPrivileges = noNewPrivileges;
+  const apparmorProfile = maybeString(o['apparmorProfile'], `${field}.apparmorProfile`);
   if (apparmorProfile !== undefined) out.apparmorProfile = apparmorProfile;
   if (o['oomScoreAdj'] !== undefined) out.oomScoreAdj = integer(o['oomScoreAdj'], `${field}.oomScoreAdj`, -1000, 1000);
-  const selinuxLabel = optionalString(o['selinuxLabel'], `${field}.selinuxLabel`);
+  const selinuxLabel = maybeString(o['selinuxLabel'], `${field}.selinuxLabel`);
   if (selinuxLabel !== undefined) out.selinuxLabel = selinuxLabel;
   return out;
 }

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { httpCall, jsonBody, logsContainerPath, openLogFile, StatusError, UnsafeLogPath, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
+import { httpCall, jsonBody, nobodyListens, logsContainerPath, openLogFile, StatusError, UnsafeLogPath, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
@@ -10,11 +10,10 @@ async function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path:
     const answer = await httpCall({ socketPath: socket, path }, { method, body, timeoutMs });
     return { code: answer.status, message: jsonBody<ErrorAnswer>(answer)?.message ?? '' };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const down = code === 'ENOENT' || code === 'ECONNREFUSED';
     // A socket left behind with nobody listening is a logs-svc that was killed and is being
     // restarted; a missing socket is one that is not running at all.
-    return { down: true, restarting: code === 'ECONNREFUSED', message: down ? `logs-svc is not running (nothing listens on ${socket})` : `logs-svc on ${socket} did not answer: ${(err as Error).message}` };
+    const restarting = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+    return { down: true, restarting, message: nobodyListens(err) ? `logs-svc is not running (nothing listens on ${socket})` : `logs-svc on ${socket} did not answer: ${(err as Error).message}` };
   }
 }
 

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { httpCall, jsonBody, StatusError, STREAM_REGISTRATION_PATH, type ErrorAnswer, type StreamRegistered, type StreamRequest } from '@skiff/common';
+import { httpCall, jsonBody, nobodyListens, StatusError, STREAM_REGISTRATION_PATH, type ErrorAnswer, type StreamRegistered, type StreamRequest } from '@skiff/common';
 
 const REGISTER_TIMEOUT_MS = 10_000;
 
@@ -12,11 +12,9 @@ export async function registerStream(socket: string, call: string, body: StreamR
   try {
     answer = await httpCall({ socketPath: socket, path: STREAM_REGISTRATION_PATH }, { method: 'POST', body, timeoutMs: REGISTER_TIMEOUT_MS, timeoutMessage: 'no answer within 10 s' });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const down = code === 'ENOENT' || code === 'ECONNREFUSED';
     throw new StatusError(
       status.UNAVAILABLE,
-      down
+      nobodyListens(err)
         ? `${call}: stream-svc is not running (nothing listens on ${socket}); start it (skiff up runs it) and retry`
         : `${call}: stream-svc on ${socket} did not answer: ${(err as Error).message}`,
     );
