@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { status } from '@grpc/grpc-js';
@@ -428,7 +429,7 @@ describe('the daemon', () => {
     await import('node:fs/promises').then((fs) =>
       fs.writeFile(config, `root = "${join(dir, 'root')}"\nrun_dir = "${join(dir, 'run')}"\n[image]\nregistries_config = "${join(dir, 'none.conf')}"\n`),
     );
-    const entry = join(SKIFF_ENTRY, '../../../image-svc/dist/main.js');
+    const entry = createRequire(import.meta.url).resolve('@skiff/image-svc/main');
     const { spawn } = await import('node:child_process');
     const child = spawn('unshare', ['--net', process.execPath, entry, '--config', config], { stdio: 'ignore' });
     try {

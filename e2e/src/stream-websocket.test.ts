@@ -7,8 +7,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
-// Not re-exported by the package's index; the handler Exec itself uses.
-import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
 import { StreamPod } from './lib/stream-pod.js';
 import { eventually, openWebSocket, wsExec, wsForwardOnce } from './lib/stream-client.js';
 
@@ -67,9 +65,10 @@ describe('WebSocket streaming', { timeout: 180_000 }, () => {
   it('@kubernetes/client-node Exec runs a command through the stream URL', async () => {
     const url = new URL(await sp.execUrl(['sh', '-c', 'cat; echo done >&2; exit 4'], { stdin: true, stdout: true, stderr: true }));
     const kc = kubeConfigFor(url.origin);
-    const handler = new WebSocketHandler(kc);
-    // The API server would route /api/v1/.../exec to this URL; here the client is pointed at it.
-    const exec = new Exec(kc, { connect: (_path, text, binary) => handler.connect(url.pathname, text, binary) });
+    // Exec's own WebSocket handler, pointed at the URL: the API server would route /api/v1/.../exec to it.
+    const exec = new Exec(kc);
+    const handler = exec.handler;
+    exec.handler = { connect: (_path, text, binary) => handler.connect(url.pathname, text, binary) };
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     const out: Buffer[] = [];

@@ -20,6 +20,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SKIFF_COMMAND } from '@skiff/cli';
@@ -28,7 +29,8 @@ import { makeTempDir, removeDir } from './tmp.js';
 import { getFreePort } from './free-port.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const SKIFF_ENTRY = join(REPO_ROOT, 'packages/skiff/dist/main.js');
+/** The `skiff` command's entry point, as its package exports it. */
+export const SKIFF_ENTRY = createRequire(import.meta.url).resolve('@skiff/cli/main');
 
 export interface SkiffOptions {
   /** containers-registries.conf(5) content. */

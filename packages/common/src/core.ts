@@ -42,3 +42,7 @@ export { notifyReady } from './systemd-notify.js';
 export { changedKeys, reloadConfigOnSighup, type ConfigApplier } from './config-reload.js';
 export { SANDBOX_RUNTIME_LAUNCHER, innerPidFile, killSandboxedExec } from './sandbox-runtime-launcher.js';
 export { conmonRuntimeArgs, runtimeCommand, type RuntimeBinary } from './runtime-binary.js';
+export { CONMON_PIPE_ENV, conmonEnvironment, parseConmonMessage, ConmonMessageError, type ConmonMessage, type ConmonPipe } from './conmon-protocol.js';
+export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, reassembleConmonLog, MAX_RECORD_CONTENT, CriParseError, type CriRecord, type StreamName } from './cri-log.js';
+export { httpCall, jsonBody, nobodyListens, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
+export { nowNanos } from './cri-time.js';

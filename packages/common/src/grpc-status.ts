@@ -21,6 +21,20 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   return { code: status.INTERNAL, details: message, metadata: new Metadata() };
 }
 
+/**
+ * A service's rule for its failures: a StatusError stays as it is; an error `classify` knows gets
+ * its code; otherwise a call its client cancelled is Cancelled (worded by `cancelled`), anything
+ * else Internal. Every status keeps the error's message.
+ */
+export function statusForFailure(err: unknown, signal: AbortSignal | undefined, classify: (err: unknown) => status | undefined, cancelled: (message: string) => string): StatusError {
+  if (err instanceof StatusError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const code = classify(err);
+  if (code !== undefined) return new StatusError(code, message);
+  if (signal?.aborted) return new StatusError(status.CANCELLED, cancelled(message));
+  return new StatusError(status.INTERNAL, message);
+}
+
 const LONGEST_WORD = 200;
 const LONGEST_MESSAGE = 2048;
 

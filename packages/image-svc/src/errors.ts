@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '@skiff/common';
+import { statusForFailure, type StatusError } from '@skiff/common';
 import { InvalidReferenceError } from '@skiff/reference';
 import { RegistryError } from '@skiff/registry';
 import { StoreError } from '@skiff/image-store';
@@ -29,12 +29,14 @@ const STORE_CODES: Record<StoreError['kind'], status> = {
   'limit-exceeded': status.RESOURCE_EXHAUSTED,
 };
 
+function knownStatus(err: unknown): status | undefined {
+  if (err instanceof InvalidReferenceError) return status.INVALID_ARGUMENT;
+  if (err instanceof RegistryError) return REGISTRY_CODES[err.kind];
+  if (err instanceof StoreError) return STORE_CODES[err.kind];
+  return undefined;
+}
+
 /** Gives every failure of the image path the gRPC status an operator (and the kubelet) can act on. */
 export function toStatusError(err: unknown, signal?: AbortSignal): StatusError {
-  if (err instanceof StatusError) return err;
-  if (err instanceof InvalidReferenceError) return new StatusError(status.INVALID_ARGUMENT, err.message);
-  if (err instanceof RegistryError) return new StatusError(REGISTRY_CODES[err.kind], err.message);
-  if (err instanceof StoreError) return new StatusError(STORE_CODES[err.kind], err.message);
-  if (signal?.aborted) return new StatusError(status.CANCELLED, 'the pull was cancelled by the client');
-  return new StatusError(status.INTERNAL, err instanceof Error ? err.message : String(err));
+  return statusForFailure(err, signal, knownStatus, () => 'the pull was cancelled by the client');
 }

@@ -1,5 +1,5 @@
 import type { JournalFields } from './journal-export.js';
-import type { StreamName } from './cri-format.js';
+import type { StreamName } from '@skiff/common/core';
 
 /** The field logs-svc's own barrier entries carry, with a unique value per barrier. */
 export const BARRIER_FIELD = 'SKIFF_LOGS_BARRIER';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { test } from 'node:test';
 import { createLogger, ensureJournald, SpawnServer } from '@skiff/common';
-import { parseCriLog, reassembleStreams } from './cri-format.js';
+import { parseCriLog, reassembleStreams } from '@skiff/common/core';
 import { BarrierTimeout, LogEngine } from './log-engine.js';
 
 const log = createLogger('logs-svc-test', 'warn');

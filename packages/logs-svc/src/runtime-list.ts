@@ -6,7 +6,8 @@ import { callUnary, createRuntimeClient } from '@skiff/proto';
 /**
  * Every container runtime-svc knows with its CRI log path, asked over its CRI socket; tries again
  * until runtime-svc answers (it may be starting too, or restarting). A stop meanwhile ends the
- * process, retries and all.
+ * process, retries and all. The calls and fields used are a contract, written down in
+ * @skiff/common's src/contracts/README.md.
  */
 export async function listContainerLogs(socket: string, log: Logger): Promise<Map<string, string>> {
   for (let attempt = 0; ; attempt++) {

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { StatusError, CommandTimeoutError } from '@skiff/common';
+import { CommandTimeoutError, statusForFailure, type StatusError } from '@skiff/common';
 import { InvalidReferenceError, StoreError } from '@skiff/image-store';
 import { CniConfigError } from './cni/config.js';
 import { CapabilityError } from './oci/capabilities.js';
@@ -15,14 +15,15 @@ import { KernelSupportError } from './mounts/native-helpers.js';
 
 const INVALID_REQUEST = [SpecError, CapabilityError, DeviceError, SeccompProfileError, ProfileError, UserResolutionError, ContainerFileError, CdiError, InvalidReferenceError];
 
+function knownStatus(err: unknown): status | undefined {
+  if (INVALID_REQUEST.some((kind) => err instanceof kind)) return status.INVALID_ARGUMENT;
+  if (err instanceof StoreError) return err.kind === 'not-found' ? status.NOT_FOUND : status.FAILED_PRECONDITION;
+  if (err instanceof StopTimeoutError || err instanceof CommandTimeoutError) return status.DEADLINE_EXCEEDED;
+  if (err instanceof CniConfigError || err instanceof KernelSupportError) return status.FAILED_PRECONDITION;
+  return undefined;
+}
+
 /** Gives every failure the gRPC status the kubelet (and an operator reading it) can act on. */
 export function toStatusError(err: unknown, signal?: AbortSignal): StatusError {
-  if (err instanceof StatusError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  if (INVALID_REQUEST.some((kind) => err instanceof kind)) return new StatusError(status.INVALID_ARGUMENT, message);
-  if (err instanceof StoreError) return new StatusError(err.kind === 'not-found' ? status.NOT_FOUND : status.FAILED_PRECONDITION, message);
-  if (err instanceof StopTimeoutError || err instanceof CommandTimeoutError) return new StatusError(status.DEADLINE_EXCEEDED, message);
-  if (err instanceof CniConfigError || err instanceof KernelSupportError) return new StatusError(status.FAILED_PRECONDITION, message);
-  if (signal?.aborted) return new StatusError(status.CANCELLED, `the call was cancelled by the client (${message})`);
-  return new StatusError(status.INTERNAL, message);
+  return statusForFailure(err, signal, knownStatus, (message) => `the call was cancelled by the client (${message})`);
 }

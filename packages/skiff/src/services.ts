@@ -1,6 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
-import type { SkiffConfig } from '@skiff/common/core';
+import { httpCall, LOGS_STATUS_PATH, type SkiffConfig } from '@skiff/common/core';
 import { LITE, smallYoungGeneration } from './node-options.js';
 
 const require = createRequire(import.meta.url);
@@ -44,34 +43,14 @@ function streamBaseUrl(config: SkiffConfig): string {
   return `http://${host}:${config.stream.port}`;
 }
 
-/**
- * One GET with node's own http client, not fetch: fetch parses HTTP with WebAssembly, which the
- * CLI and supervisor run without (see node-options.ts).
- */
-function httpGet(target: { url: string } | { socketPath: string; path: string }, service: string, timeoutMs: number): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const options = { method: 'GET', agent: false, timeout: timeoutMs } as const;
-    const onResponse = (res: IncomingMessage): void => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    };
-    const req = 'url' in target ? httpRequest(target.url, options, onResponse) : httpRequest({ ...options, socketPath: target.socketPath, path: target.path }, onResponse);
-    req.on('timeout', () => req.destroy(new Error(`${service} did not answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 async function probeStreamService(config: SkiffConfig, timeoutMs: number): Promise<void> {
-  const { status } = await httpGet({ url: `${streamBaseUrl(config)}/healthz` }, 'stream-svc', timeoutMs);
+  const { status } = await httpCall({ url: `${streamBaseUrl(config)}/healthz` }, { method: 'GET', timeoutMs, timeoutMessage: `stream-svc did not answer within ${timeoutMs} ms` });
   if (status !== 200) throw new Error(`stream-svc health check answered HTTP ${status}`);
 }
 
 /** logs-svc answers its status (readiness, journald rate-limit notices, write errors) on its root-only internal socket. */
 async function probeLogsService(config: SkiffConfig, timeoutMs: number): Promise<Record<string, unknown>> {
-  const { status, body } = await httpGet({ socketPath: config.logs.internal_socket, path: '/v1/status' }, 'logs-svc', timeoutMs);
+  const { status, body } = await httpCall({ socketPath: config.logs.internal_socket, path: LOGS_STATUS_PATH }, { method: 'GET', timeoutMs, timeoutMessage: `logs-svc did not answer within ${timeoutMs} ms` });
   if (status !== 200) throw new Error(`logs-svc status answered HTTP ${status}`);
   try {
     return JSON.parse(body.toString('utf8')) as Record<string, unknown>;

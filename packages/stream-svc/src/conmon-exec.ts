@@ -1,14 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common/core';
+import { conmonEnvironment, ConmonMessageError, conmonRuntimeArgs, parseConmonMessage as readConmonMessage, type RuntimeBinary } from '@skiff/common/core';
 
 /** conmon's pipes to its parent, as the child's fds: messages out, start bytes in, attach-ready out. */
 const SYNC_FD = 3;
 const START_FD = 4;
 const ATTACH_FD = 5;
-
-/** Variables that would make conmon or runc think they were socket-activated or notify-managed. */
-const STRIPPED_ENV = ['NOTIFY_SOCKET', 'LISTEN_PID', 'LISTEN_FDS', 'LISTEN_FDNAMES'];
 
 export interface ExecConmonOptions {
   conmonPath: string;
@@ -104,19 +101,15 @@ export class MessagePipe {
   }
 }
 
+/** conmon's message on a line; a line that is none is a failure (-1) saying so. */
 export function parseConmonMessage(line: string): ConmonMessage {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(line);
-  } catch {
-    return { data: -1, message: `conmon wrote an unreadable message: ${line.slice(0, 200)}` };
+    const { value, message } = readConmonMessage(line);
+    return message === undefined ? { data: value } : { data: value, message };
+  } catch (err) {
+    if (!(err instanceof ConmonMessageError)) throw err;
+    return { data: -1, message: err.message };
   }
-  const o = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  const data = o['data'] ?? o['pid'] ?? o['exit_code'];
-  const out: ConmonMessage = { data: typeof data === 'number' ? data : -1 };
-  if (typeof o['message'] === 'string') out.message = o['message'];
-  else if (typeof data !== 'number') out.message = `conmon message has no value: ${line.slice(0, 200)}`;
-  return out;
 }
 
 export interface ExecConmon {
@@ -133,11 +126,7 @@ export interface ExecConmon {
 
 /** Starts conmon for an attached exec (`--sync`: it stays our child and exits with the command). */
 export function spawnExecConmon(o: ExecConmonOptions): ExecConmon {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of STRIPPED_ENV) delete env[key];
-  env['_OCI_SYNCPIPE'] = String(SYNC_FD);
-  env['_OCI_STARTPIPE'] = String(START_FD);
-  env['_OCI_ATTACHPIPE'] = String(ATTACH_FD);
+  const env = conmonEnvironment({ sync: SYNC_FD, start: START_FD, attach: ATTACH_FD });
   const child = spawn(o.conmonPath, execConmonArgs(o), { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], env, cwd: o.dir });
   let stderr = '';
   child.stdout?.on('data', () => undefined);

@@ -48,7 +48,7 @@ test('a client gone before runc has written its pid file still has the process k
     writeStderr: () => true,
     finish: () => undefined,
   };
-  const request = { kind: 'exec' as const, containerId: 'c1', cmd: ['sleep', '1000'], runtime: { path: runtime, root: dir, args: [], kind: 'oci' as const }, process: {}, tty: false, stdin: false, stdout: true, stderr: false };
+  const request = { kind: 'exec' as const, containerId: 'c1', cmd: ['sleep', '1000'], runtime: { path: runtime, root: dir, args: [], kind: 'oci' as const }, process: { user: { uid: 0, gid: 0 }, args: [], env: [], cwd: '/' }, tty: false, stdin: false, stdout: true, stderr: false };
   await runExec(request, '/bin/false', session, dir, createLogger('exec-runner-test', 'warn'));
 
   const child = Number((await readFile(childPidFile, 'utf8')).trim());

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { sleep, withTimeout, type ExecStreamRequest, type Logger } from '@skiff/common/core';
+import { sleep, withTimeout, type ExecStreamRequest, type Logger, type OciProcess } from '@skiff/common/core';
 import { FRAME_STDERR, FRAME_STDOUT } from './attach-frames.js';
 import { AttachRelay, sendResize } from './attach-relay.js';
 import { spawnExecConmon, type ExecConmon } from './conmon-exec.js';
@@ -95,10 +95,10 @@ export async function runExecWithTerminal(request: ExecStreamRequest, conmonPath
     if (!size) await Promise.race([firstSize, sleep(INITIAL_SIZE_WAIT_MS)]);
     if (clientGone) return;
 
-    const env = Array.isArray(request.process['env']) ? (request.process['env'] as unknown[]).map(String) : [];
+    const env = [...request.process.env];
     if (!env.some((e) => e.startsWith('TERM='))) env.push('TERM=xterm');
-    const spec: Record<string, unknown> = { ...request.process, args: request.cmd, terminal: true, env };
-    if (size) spec['consoleSize'] = { height: size.height, width: size.width };
+    const spec: OciProcess = { ...request.process, args: request.cmd, terminal: true, env };
+    if (size) spec.consoleSize = { height: size.height, width: size.width };
     await fs.writeFile(processFile, JSON.stringify(spec), { mode: 0o600 });
     started = true;
     conmon.start.end(Buffer.from([0]));

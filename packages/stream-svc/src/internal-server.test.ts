@@ -32,7 +32,7 @@ test('the internal socket registers requests and answers 201, 400 and 429', asyn
     assert.equal(ok.status, 201);
     assert.match(ok.body.url ?? '', /^http:\/\/127\.0\.0\.1:1\/portforward\/[A-Za-z0-9_-]+$/);
     assert.equal((await post(socket, { kind: 'portforward', podSandboxId: 'pod', netnsPath: '/x', hostNetwork: false, ports: [0] })).status, 400);
-    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/usr/sbin/runc', root: '/x', args: [], kind: 'oci' }, process: {}, tty: true, stdin: true, stdout: true };
+    const tty = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/usr/sbin/runc', root: '/x', args: [], kind: 'oci' }, process: { user: { uid: 0, gid: 0 }, args: [], env: [], cwd: '/' }, tty: true, stdin: true, stdout: true };
     const ttyExec = await post(socket, tty);
     assert.equal(ttyExec.status, 201);
     assert.match(ttyExec.body.url ?? '', /\/exec\/[A-Za-z0-9_-]+$/);
@@ -49,6 +49,9 @@ test('the internal socket registers requests and answers 201, 400 and 429', asyn
     const kindless = await post(socket, { ...tty, runtime: { ...tty.runtime, kind: 'vm' } });
     assert.match(kindless.body.message ?? '', /Exec: runtime\.kind must be "oci" or "sandbox", got "vm"/);
     assert.match((await post(socket, { ...tty, cmd: 'sh' })).body.message ?? '', /Exec: cmd must be a list of strings/);
+    const uidless = await post(socket, { ...tty, process: { ...tty.process, user: { uid: -1, gid: 0 } } });
+    assert.equal(uidless.status, 400);
+    assert.match(uidless.body.message ?? '', /Exec: process\.user\.uid must be an integer from 0 to 4294967295/);
     const attach = { kind: 'attach', containerId: 'c', attachSocket: '/run/a/c/attach', ctlFile: '/b/ctl', tty: false, stdout: true, stderr: true };
     const attached = await post(socket, attach);
     assert.equal(attached.status, 201);

@@ -34,7 +34,7 @@ test('at most max tokens are outstanding; expired ones free their place', () => 
 });
 
 test('requests are validated like the kubelet does', () => {
-  const exec = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/usr/sbin/runc', root: '/root', args: [], kind: 'oci' }, process: {} };
+  const exec = { kind: 'exec', containerId: 'c', cmd: ['sh'], runtime: { path: '/usr/sbin/runc', root: '/root', args: [], kind: 'oci' }, process: { user: { uid: 0, gid: 0 }, args: [], env: [], cwd: '/' } };
   assert.throws(() => parseStreamRequest({ ...exec, stdout: true, containerId: '' }), /container_id is required/);
   assert.throws(() => parseStreamRequest({ ...exec, tty: true, stdout: true, stderr: true }), /tty and stderr cannot both be true/);
   assert.throws(() => parseStreamRequest({ ...exec }), /one of stdin, stdout or stderr/);

@@ -7,12 +7,13 @@ import { bridgeNetworkConfig, chooseSubnet, hostRoutes, runCommand } from '@skif
 import { callUnary, createRuntimeClient, type RuntimeServiceClient } from '@skiff/proto';
 import { deleteRuncContainers, unmountAllUnder } from './host-cleanup.js';
 import { removeCgroupEverywhere, uniqueName } from './test-env.js';
-import { workspacePath } from './workspace.js';
-
-/** runtime-svc's entry point as built in this workspace: the daemon runs as its own process, as in production. */
-const MAIN = workspacePath('packages/runtime-svc/dist/main.js');
-
 export interface TestDaemonOptions {
+  /**
+   * runtime-svc's built entry point (its package's `./main`), run as a process of its own as in
+   * production. The caller names it: runtime-svc's own tests the file beside them, other
+   * packages through their declared dependency on runtime-svc.
+   */
+  entry: string;
   /** Write a bridge network into the CNI configuration directory (else it starts empty). */
   network?: boolean;
   /** Extra lines for the [runtime] table. */
@@ -52,15 +53,19 @@ export class TestDaemon {
   child: ChildProcess | undefined;
   output: string[] = [];
 
-  private constructor(base: string, private readonly withoutJournald: boolean) {
+  private constructor(
+    base: string,
+    private readonly entry: string,
+    private readonly withoutJournald: boolean,
+  ) {
     this.base = base;
     this.root = join(base, 'root');
     this.cniConfDir = join(base, 'cni');
     this.configPath = join(base, 'skiff.toml');
   }
 
-  static async create(options: TestDaemonOptions = {}): Promise<TestDaemon> {
-    const d = new TestDaemon(await fs.mkdtemp(join(tmpdir(), 'skiff-rt-')), options.withoutJournald ?? false);
+  static async create(options: TestDaemonOptions): Promise<TestDaemon> {
+    const d = new TestDaemon(await fs.mkdtemp(join(tmpdir(), 'skiff-rt-')), options.entry, options.withoutJournald ?? false);
     await fs.mkdir(d.cniConfDir, { recursive: true });
     if (options.network) await d.installNetwork();
     await fs.writeFile(
@@ -111,7 +116,7 @@ export class TestDaemon {
   }
 
   async start(): Promise<void> {
-    const command = [process.execPath, MAIN, '--config', this.configPath];
+    const command = [process.execPath, this.entry, '--config', this.configPath];
     const child = spawn(this.withoutJournald ? 'unshare' : command[0]!, this.withoutJournald ? [...WITHOUT_JOURNALD, ...command] : command.slice(1), {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, SKIFF_SUPERVISED: '1' },

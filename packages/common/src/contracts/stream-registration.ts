@@ -13,6 +13,8 @@
  */
 import type { RuntimeBinary } from '../runtime-binary.js';
 import { ContractViolation, isObject, rejectUnknownFields } from './contract-error.js';
+import { absolutePath, optionalBool as bool, requiredString as str, strings } from './contract-fields.js';
+import { parseOciProcess, type OciProcess } from './oci-process.js';
 
 export const STREAM_REGISTRATION_PATH = '/v1/streams';
 
@@ -31,7 +33,7 @@ export interface ExecStreamRequest extends StreamFlags {
   /** The runtime that manages the container, with its global arguments. */
   runtime: RuntimeBinary;
   /** The container's OCI process (user, env, cwd, capabilities...); args and terminal are replaced. */
-  process: Record<string, unknown>;
+  process: OciProcess;
 }
 
 /**
@@ -66,28 +68,6 @@ export interface StreamRegistered {
 
 const FLAG_FIELDS = ['tty', 'stdin', 'stdout', 'stderr'] as const;
 
-function bool(v: unknown, field: string): boolean {
-  if (v === undefined) return false;
-  if (typeof v !== 'boolean') throw new ContractViolation(field, 'must be a boolean');
-  return v;
-}
-
-function str(v: unknown, field: string): string {
-  if (typeof v !== 'string' || v === '') throw new ContractViolation(field, 'is required');
-  return v;
-}
-
-function absolutePath(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !v.startsWith('/')) throw new ContractViolation(field, 'must be an absolute path');
-  return v;
-}
-
-function strings(v: unknown, field: string, nonEmpty: boolean): string[] {
-  if (!Array.isArray(v) || !v.every((a) => typeof a === 'string')) throw new ContractViolation(field, 'must be a list of strings');
-  if (nonEmpty && v.length === 0) throw new ContractViolation(field, 'is required');
-  return v as string[];
-}
-
 function flags(o: Record<string, unknown>, call: string): StreamFlags {
   const f = { tty: bool(o['tty'], 'tty'), stdin: bool(o['stdin'], 'stdin'), stdout: bool(o['stdout'], 'stdout'), stderr: bool(o['stderr'], 'stderr') };
   // The kubelet's rules: a terminal merges stderr into stdout, and a stream with nothing to carry is useless.
@@ -118,9 +98,8 @@ export function parseStreamRequest(body: unknown): StreamRequest {
       const containerId = str(body['containerId'], 'Exec: container_id');
       const cmd = strings(body['cmd'], 'Exec: cmd', true);
       const runtime = execRuntime(body['runtime']);
-      const proc = body['process'];
-      if (!isObject(proc)) throw new ContractViolation('Exec: process', "must be the container's OCI process");
-      return { kind: 'exec', containerId, cmd, runtime, process: proc, ...flags(body, 'Exec') };
+      const process = parseOciProcess(body['process'], 'Exec: process');
+      return { kind: 'exec', containerId, cmd, runtime, process, ...flags(body, 'Exec') };
     }
     case 'attach':
       rejectUnknownFields(body, ['kind', 'containerId', 'attachSocket', 'ctlFile', ...FLAG_FIELDS], 'Attach: ');

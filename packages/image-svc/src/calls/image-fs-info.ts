@@ -1,10 +1,7 @@
 // CRI ImageService.ImageFsInfo
+import { nowNanos } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { ImageStore } from '@skiff/image-store';
-
-function nowNanos(): string {
-  return (BigInt(Date.now()) * 1_000_000n).toString();
-}
 
 export async function imageFsInfoCall(store: ImageStore): Promise<cri.ImageFsInfoResponse> {
   const info = await store.fsInfo();

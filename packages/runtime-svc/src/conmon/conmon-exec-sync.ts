@@ -1,12 +1,10 @@
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandTimeoutError, conmonRuntimeArgs, killSandboxedExec, runReportingCommand, type RuntimeBinary } from '@skiff/common';
+import { CommandTimeoutError, CONMON_PIPE_ENV, conmonEnvironment, parseConmonMessage, reassembleConmonLog, conmonRuntimeArgs, killSandboxedExec, runReportingCommand, type RuntimeBinary } from '@skiff/common';
 import type { Process } from '../oci/runtime-spec.js';
 import { DEFAULT_CONMON_PATH, ConmonError } from './conmon.js';
-import { splitCriLogStreamBytes } from './cri-log.js';
 import { armExecDeadline } from './exec-deadline.js';
-import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
 
 /** What conmon reports when it had to kill an exec that ran past its timeout. */
 export const EXEC_TIMED_OUT_MESSAGE = 'command timed out';
@@ -45,7 +43,7 @@ type ExecOutput = Pick<ExecSyncResult, 'stdout' | 'stderr' | 'stdoutBytes' | 'st
 
 async function readOutput(logFile: string, maxOutputBytes: number): Promise<ExecOutput> {
   const raw = await fs.readFile(logFile).catch(() => Buffer.alloc(0));
-  const bytes = splitCriLogStreamBytes(raw);
+  const bytes = reassembleConmonLog(raw);
   // conmon writes no line once its log has reached the limit (the last one it wrote may pass it).
   const outputCut = raw.length >= maxOutputBytes;
   return { stdout: bytes.stdout.toString('utf8'), stderr: bytes.stderr.toString('utf8'), stdoutBytes: bytes.stdout, stderrBytes: bytes.stderr, outputCut };
@@ -98,7 +96,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
     // Backstop in case conmon itself hangs: its own timeout plus a margin, or a day.
     const backstopMs = timeoutSeconds > 0 ? (timeoutSeconds + BACKSTOP_MARGIN_SECONDS) * 1000 : 24 * 3600 * 1000;
     // With --sync conmon itself is the monitor: it reports the exit code on the sync pipe, then exits.
-    const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
+    const conmon = runReportingCommand(o.conmonPath ?? DEFAULT_CONMON_PATH, args, CONMON_PIPE_ENV.sync, { env: conmonEnvironment(), cwd: dir, timeoutMs: backstopMs });
     // Through a sandbox-kind runtime's launcher the command runs in the sandbox, out of reach of a host signal.
     const killInside = runtime.kind === 'sandbox' ? () => killSandboxedExec(runtime, o.id, pidFile) : undefined;
     const deadline = armExecDeadline(timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined, pidFile, processFile, conmon, killInside);
@@ -111,7 +109,7 @@ export async function execSync(o: ExecSyncOptions): Promise<ExecSyncResult> {
         throw err;
       });
       const stderrText = result.stderr.trim();
-      const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
+      const sync = result.report === undefined ? undefined : parseConmonMessage(result.report);
       if (o.signal?.aborted) return { ...(await readOutput(logFile, maxOutputBytes)), exitCode: -1, timedOut: false, abandoned: true };
       if (!sync) throw new ConmonError(`exec in ${o.id}: conmon exited with ${result.code ?? result.signal} without an exit code${stderrText ? `: ${stderrText}` : ''}`);
       if (deadline.expired || (sync.value === -1 && sync.message === EXEC_TIMED_OUT_MESSAGE)) {

@@ -5,17 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
-import { isProcessAlive, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
+import { isProcessAlive, parseConmonMessage as parseSyncMessage, parseCriLog as parseCriLogBytes, reassembleConmonLog as splitCriLogStreamBytes, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
 import { readHostFacts, type HostFacts } from '../oci/host-facts.js';
 import { Runc } from '../oci/runc.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer } from '../oci/stop-container.js';
 import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
-import { parseCriLog, splitCriLogStreamBytes, splitCriLogStreams } from './cri-log.js';
 import { execSync } from './conmon-exec-sync.js';
 import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
-import { parseSyncMessage } from './sync-pipe.js';
+
+const parseCriLog = (log: string) => parseCriLogBytes(Buffer.from(log));
+
+/** Each stream's text, as ExecSync reads conmon's log. */
+function splitCriLogStreams(log: string): { stdout: string; stderr: string } {
+  const { stdout, stderr } = splitCriLogStreamBytes(Buffer.from(log));
+  return { stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8') };
+}
 
 describe('conmon protocol pieces', () => {
   it('parses sync messages of every API flavour', () => {

@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common';
-import { conmonEnvironment, parseSyncMessage, SYNC_PIPE_ENV } from './sync-pipe.js';
+import { CONMON_PIPE_ENV, conmonEnvironment, parseConmonMessage, readPidFile, isProcessAlive, runReportingCommand, CommandTimeoutError, conmonRuntimeArgs, type RuntimeBinary } from '@skiff/common';
 
 export const DEFAULT_CONMON_PATH = '/usr/bin/conmon';
 
@@ -110,13 +109,13 @@ export async function createContainerWithMonitor(o: ContainerMonitorOptions): Pr
   const args = containerMonitorArgs(o);
   for (const dir of [o.exitDir, o.socketDir, ...(o.persistDir ? [o.persistDir] : [])]) await fs.mkdir(dir, { recursive: true });
   try {
-    const result = await runReportingCommand(conmonPath, args, SYNC_PIPE_ENV, { env: conmonEnvironment(), cwd: o.bundle, timeoutMs }).catch((err: unknown) => {
+    const result = await runReportingCommand(conmonPath, args, CONMON_PIPE_ENV.sync, { env: conmonEnvironment(), cwd: o.bundle, timeoutMs }).catch((err: unknown) => {
       if (err instanceof CommandTimeoutError) throw new ConmonError(`conmon for ${o.id} reported no container pid within ${timeoutMs} ms${err.stderr ? `: ${err.stderr.trim()}` : ''}`);
       throw err;
     });
     const stderrText = result.stderr.trim();
     if (result.code !== 0) throw new ConmonError(`conmon for ${o.id} exited with ${result.code ?? result.signal}: ${stderrText || 'no error output'}`);
-    const sync = result.report === undefined ? undefined : parseSyncMessage(result.report);
+    const sync = result.report === undefined ? undefined : parseConmonMessage(result.report);
     if (!sync) throw new ConmonError(`conmon for ${o.id} ended without reporting a container pid${stderrText ? `: ${stderrText}` : ''}`);
     if (sync.value <= 0) {
       throw new ConmonError(`runc could not create container ${o.id}: ${sync.message?.trim() || 'no error output'}`);

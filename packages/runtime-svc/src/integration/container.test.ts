@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import type { ImageRecord } from '@skiff/image-store';
 import { containerConfig, env, eventually, exists, podConfig, rejectsWith, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
+import { RUNTIME_MAIN } from './runtime-main.js';
 import { callUnary, type cri } from '@skiff/proto';
 import { journalMessage, readJournal } from '../journal/journald.js';
 import { mountPoints } from '../mounts/mountinfo.js';
@@ -21,7 +22,7 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
   let hostDir: string;
 
   before(async () => {
-    d = await TestDaemon.create({ network: true });
+    d = await TestDaemon.create({ entry: RUNTIME_MAIN, network: true });
     logs = join(d.base, 'logs');
     hostDir = join(d.base, 'host-data');
     await fs.mkdir(hostDir);

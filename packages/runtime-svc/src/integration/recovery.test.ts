@@ -7,6 +7,7 @@ import { callUnary } from '@skiff/proto';
 import { isProcessAlive, runCommand } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import { allocatedIps, containerConfig, exists, podConfig, TestDaemon, addBusyboxImage, isRoot } from '@skiff/test-support';
+import { RUNTIME_MAIN } from './runtime-main.js';
 import { NetnsManager } from '../cni/netns.js';
 import { Runc } from '../oci/runc.js';
 import { newId } from '../state/ids.js';
@@ -23,7 +24,7 @@ describe('start-up recovery', { skip: !isRoot && 'needs root' }, () => {
   let image: ImageRecord;
 
   before(async () => {
-    d = await TestDaemon.create({ network: true });
+    d = await TestDaemon.create({ entry: RUNTIME_MAIN, network: true });
     image = await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:recovery');
     await d.start();
   });

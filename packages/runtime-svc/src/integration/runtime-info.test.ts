@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { podConfig, rejectsWith, TestDaemon, isRoot } from '@skiff/test-support';
+import { RUNTIME_MAIN } from './runtime-main.js';
 import { status } from '@grpc/grpc-js';
 import { callUnary } from '@skiff/proto';
 import { metricsAddressFile } from '@skiff/common/metrics';
@@ -18,7 +19,7 @@ describe('runtime service: version, status and runtime configuration', { skip: !
   let d: TestDaemon;
 
   before(async () => {
-    d = await TestDaemon.create({ runtimeToml: `runsc = ""\n[[runtime.handlers]]\nname = "alt"\nruntime_path = "${DEBIAN_RUNC}"\n` });
+    d = await TestDaemon.create({ entry: RUNTIME_MAIN, runtimeToml: `runsc = ""\n[[runtime.handlers]]\nname = "alt"\nruntime_path = "${DEBIAN_RUNC}"\n` });
     await d.start();
   });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { allocatedIps, eventually, exists, podConfig, rejectsWith, TestDaemon, cgroupExistsAnywhere, isRoot } from '@skiff/test-support';
+import { RUNTIME_MAIN } from './runtime-main.js';
 import { runCommand } from '@skiff/common';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
@@ -20,6 +21,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
 
   before(async () => {
     d = await TestDaemon.create({
+      entry: RUNTIME_MAIN,
       network: true,
       runtimeToml: '[[runtime.handlers]]\nname = "alt"\nruntime_path = "/usr/sbin/runc"\n[[runtime.handlers]]\nname = "broken"\nruntime_path = "/bin/false"\n',
     });

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { status } from '@grpc/grpc-js';
 import type { ImageRecord } from '@skiff/image-store';
 import { addBusyboxImage, containerConfig, isRoot, podConfig, TestDaemon } from '@skiff/test-support';
+import { RUNTIME_MAIN } from './runtime-main.js';
 import { callUnary, type cri } from '@skiff/proto';
 
 const HOST_NETWORK: cri.PodSandboxConfig['linux'] = { security_context: { namespace_options: { network: 'NODE' } } };
@@ -20,7 +21,7 @@ describe('without journald', { skip: !isRoot && 'needs root' }, () => {
   let image: ImageRecord;
 
   before(async () => {
-    d = await TestDaemon.create({ withoutJournald: true });
+    d = await TestDaemon.create({ entry: RUNTIME_MAIN, withoutJournald: true });
     image = await addBusyboxImage(join(d.root, 'images'), 'docker.io/library/busybox:skiff-test', { Env: ['PATH=/bin'] });
     await d.start();
     const { info } = await callUnary(d.client, 'Status', { verbose: true });

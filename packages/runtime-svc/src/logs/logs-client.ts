@@ -1,37 +1,20 @@
-import { request as httpRequest } from 'node:http';
 import { status } from '@grpc/grpc-js';
-import { logsContainerPath, openLogFile, StatusError, UnsafeLogPath, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
+import { httpCall, jsonBody, nobodyListens, logsContainerPath, openLogFile, StatusError, UnsafeLogPath, type ErrorAnswer, type TrackContainerRequest } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
 type Answer = { code: number; message: string } | { down: true; restarting: boolean; message: string };
 
-function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path: string, timeoutMs: number, body?: TrackContainerRequest): Promise<Answer> {
-  return new Promise((resolve) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string | number> = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
-    const req = httpRequest({ socketPath: socket, path, method, headers, agent: false, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let message = '';
-        try {
-          message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<ErrorAnswer>).message ?? '';
-        } catch {
-          // no body
-        }
-        resolve({ code: res.statusCode ?? 0, message });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const down = err.code === 'ENOENT' || err.code === 'ECONNREFUSED';
-      // A socket left behind with nobody listening is a logs-svc that was killed and is being
-      // restarted; a missing socket is one that is not running at all.
-      resolve({ down: true, restarting: err.code === 'ECONNREFUSED', message: down ? `logs-svc is not running (nothing listens on ${socket})` : `logs-svc on ${socket} did not answer: ${err.message}` });
-    });
-    req.end(payload);
-  });
+async function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path: string, timeoutMs: number, body?: TrackContainerRequest): Promise<Answer> {
+  try {
+    const answer = await httpCall({ socketPath: socket, path }, { method, body, timeoutMs });
+    return { code: answer.status, message: jsonBody<ErrorAnswer>(answer)?.message ?? '' };
+  } catch (err) {
+    // A socket left behind with nobody listening is a logs-svc that was killed and is being
+    // restarted; a missing socket is one that is not running at all.
+    const restarting = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+    return { down: true, restarting, message: nobodyListens(err) ? `logs-svc is not running (nothing listens on ${socket})` : `logs-svc on ${socket} did not answer: ${(err as Error).message}` };
+  }
 }
 
 const TRACK_TIMEOUT_MS = 10_000;

@@ -3,6 +3,8 @@
  * Field names follow the specification exactly because the object is serialised as-is.
  */
 
+import type { OciCapabilities, OciProcess, OciRlimit } from '@skiff/common';
+
 export const OCI_VERSION = '1.0.2';
 
 export interface Spec {
@@ -32,34 +34,10 @@ export interface Hooks {
   poststop?: Hook[];
 }
 
-export interface Process {
-  terminal?: boolean;
-  consoleSize?: { height: number; width: number };
-  user: { uid: number; gid: number; umask?: number; additionalGids?: number[] };
-  args: string[];
-  env: string[];
-  cwd: string;
-  capabilities?: Capabilities;
-  rlimits?: Rlimit[];
-  noNewPrivileges?: boolean;
-  apparmorProfile?: string;
-  oomScoreAdj?: number;
-  selinuxLabel?: string;
-}
-
-export interface Capabilities {
-  bounding: string[];
-  effective: string[];
-  permitted: string[];
-  inheritable?: string[];
-  ambient?: string[];
-}
-
-export interface Rlimit {
-  type: string;
-  hard: number;
-  soft: number;
-}
+/** The process, its capabilities and rlimits: the type the Exec contract carries to stream-svc. */
+export type Process = OciProcess;
+export type Capabilities = OciCapabilities;
+export type Rlimit = OciRlimit;
 
 export interface Mount {
   destination: string;

@@ -1,16 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseProcStat, readProcStat } from '@skiff/common';
+import { parseProcStat, readProcStat, type ProcStat } from '@skiff/common';
 
-export interface ProcessInfo {
+export interface ProcessInfo extends ProcStat {
   pid: number;
-  /** One letter: R running, S sleeping, Z zombie, X dead, ... */
-  state: string;
-  ppid: number;
-  /** Process group id. */
-  pgid: number;
-  /** Start time in clock ticks since boot: with the pid, it names one process for good. */
-  startTime: number;
   argv: string[];
 }
 

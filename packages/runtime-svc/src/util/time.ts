@@ -1,9 +1,6 @@
 import { promises as fs } from 'node:fs';
 
-/** CRI timestamps are nanoseconds since the epoch, carried as decimal strings (int64). */
-export function nowNanos(): string {
-  return (BigInt(Date.now()) * 1_000_000n).toString();
-}
+export { nowNanos } from '@skiff/common';
 
 /** A file's modification time in nanoseconds, or undefined when it does not exist. */
 export async function fileMtimeNanos(path: string): Promise<string | undefined> {

@@ -12,8 +12,8 @@ import { SPDY3_DICTIONARY } from '../spdy/dictionary.js';
 import { encodeFrame, FrameReader, GoAwayStatus, RstStatus, type Frame } from '../spdy/frames.js';
 import { encodeHeaderBlock, HeaderCompressor, HeaderDecompressor } from '../spdy/header-compression.js';
 import { collect, openSpdy } from '../testing/spdy-client.js';
-import type { StreamDaemon } from '../testing/stream-daemon.js';
-import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
+import type { StreamDaemon } from './stream-daemon.js';
+import { startStreamPod, type StreamPod } from './stream-pod.js';
 import { openStream, runSession } from '../testing/ws-client.js';
 
 const ECHO_PORT = 8080;

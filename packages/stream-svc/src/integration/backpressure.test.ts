@@ -6,8 +6,8 @@ import { callUnary } from '@skiff/proto';
 import type { TestDaemon } from '@skiff/test-support';
 import { isRoot } from '@skiff/test-support';
 import { openSpdy } from '../testing/spdy-client.js';
-import type { StreamDaemon } from '../testing/stream-daemon.js';
-import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
+import type { StreamDaemon } from './stream-daemon.js';
+import { startStreamPod, type StreamPod } from './stream-pod.js';
 import { openStream } from '../testing/ws-client.js';
 
 /** `seq 1 LINES` prints about 60 MiB: far more than any buffer stream-svc should hold for a client. */

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWith, isRoot, type TestDaemon } from '@skiff/test-support';
-import type { StreamDaemon } from '../testing/stream-daemon.js';
-import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
+import type { StreamDaemon } from './stream-daemon.js';
+import { startStreamPod, type StreamPod } from './stream-pod.js';
 import { openStream, runSession } from '../testing/ws-client.js';
 
 describe('exec over WebSocket', { skip: !isRoot && 'needs root', timeout: 120_000 }, () => {

@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
 import { callUnary } from '@skiff/proto';
 import { isRoot, type TestDaemon } from '@skiff/test-support';
-import type { StreamDaemon } from '../testing/stream-daemon.js';
-import { startStreamPod, type StreamPod } from '../testing/stream-pod.js';
+import type { StreamDaemon } from './stream-daemon.js';
+import { startStreamPod, type StreamPod } from './stream-pod.js';
 import { openStream } from '../testing/ws-client.js';
 
 const ECHO_PORT = 8080;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatRecords, formatTimestamp, MAX_RECORD_CONTENT, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, type StreamName } from './cri-format.js';
+import { formatRecords, formatTimestamp, MAX_RECORD_CONTENT, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, type StreamName } from './cri-log.js';
 
 const T = formatTimestamp(1_475_713_029_669_794n);
 

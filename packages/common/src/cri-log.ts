@@ -2,7 +2,8 @@
  * The CRI container log format the kubelet reads, one record per line:
  * `<RFC3339Nano time> <stdout|stderr> <P|F> <content>\n`. A P record is a piece of a line that the
  * next record of the same stream continues; an F record ends the line (its newline is implied).
- * Content is bytes: nothing here decodes it.
+ * Content is bytes: nothing here decodes it. logs-svc writes these files; runtime-svc reads the
+ * ones conmon writes for an ExecSync.
  */
 
 export type StreamName = 'stdout' | 'stderr';
@@ -149,4 +150,24 @@ export function reassembleStreams(records: readonly CriRecord[]): Record<StreamN
     if (!r.partial) parts[r.stream].push(nl);
   }
   return { stdout: Buffer.concat(parts.stdout), stderr: Buffer.concat(parts.stderr) };
+}
+
+/**
+ * Each stream's bytes from a log only conmon wrote (an ExecSync's output): a line that is not a
+ * record is passed over rather than refused, and a last line without its newline still counts.
+ */
+export function reassembleConmonLog(content: Buffer): Record<StreamName, Buffer> {
+  const records: CriRecord[] = [];
+  let start = 0;
+  while (start < content.length) {
+    let end = content.indexOf(NEWLINE, start);
+    if (end < 0) end = content.length;
+    try {
+      records.push(parseCriLine(content.subarray(start, end)));
+    } catch (err) {
+      if (!(err instanceof CriParseError)) throw err;
+    }
+    start = end + 1;
+  }
+  return reassembleStreams(records);
 }

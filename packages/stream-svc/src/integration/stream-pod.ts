@@ -1,9 +1,12 @@
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { callUnary, type cri } from '@skiff/proto';
 import { containerConfig, podConfig, TestDaemon, addBusyboxImage } from '@skiff/test-support';
 import { StreamDaemon } from './stream-daemon.js';
 
 const IMAGE = 'docker.io/library/busybox:stream-test';
+/** runtime-svc as built in this workspace (a declared devDependency). */
+const RUNTIME_MAIN = createRequire(import.meta.url).resolve('@skiff/runtime-svc/main');
 
 export interface StreamPod {
   runtime: TestDaemon;
@@ -15,7 +18,7 @@ export interface StreamPod {
 
 /** A runtime daemon and a stream daemon sharing one configuration, and one pod running `command`. */
 export async function startStreamPod(name: string, command: string[], streamToml = '', overrides: Partial<cri.ContainerConfig> = {}): Promise<StreamPod> {
-  const runtime = await TestDaemon.create({ network: true, runtimeToml: `[stream]\naddress = "127.0.0.1"\nport = 0\n${streamToml}` });
+  const runtime = await TestDaemon.create({ entry: RUNTIME_MAIN, network: true, runtimeToml: `[stream]\naddress = "127.0.0.1"\nport = 0\n${streamToml}` });
   const stream = new StreamDaemon(runtime.configPath);
   const stop = async (): Promise<void> => {
     await stream.stop();
