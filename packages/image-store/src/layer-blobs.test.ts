@@ -1,10 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ImageStore } from './image-store.js';
 import type { ImageRecord, SnapshotMeta } from './types.js';
-import { addTestImage, layerFixture, quietLogger, sha256, simpleLayer, tempDir, type LayerFixture } from './testing/fixtures.js';
+import { buildTar } from './testing/tar-builder.js';
+import { addTestImage, layerFixture, opener, quietLogger, sha256, simpleLayer, tempDir, type LayerFixture } from './testing/fixtures.js';
 
 const logger = quietLogger();
 const hex = (digest: string): string => digest.slice('sha256:'.length);
@@ -85,6 +90,46 @@ test('a migration cut short by a crash is finished by the next open', async () =
     assert.ok(!existsSync(debris), 'the cut-short rewrite is removed');
     assert.ok(!existsSync(blobPath(root, bottom.digest)) && !existsSync(blobPath(root, top.digest)));
     assert.equal((await store.resolveRootfs('old0:1')).lowerDirs.length, 2);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a writer killed with SIGKILL mid-pull leaves no layer blob and nothing half-made; the next writer pulls the layer again', async () => {
+  const root = tempDir('killed-pull');
+  const layer = layerFixture(buildTar([{ name: 'big.bin', data: randomBytes(4 * 1024 * 1024) }]));
+  // A writer in a process of its own, downloading the layer: half of it, then the connection hangs.
+  const script = `
+    import { Readable } from 'node:stream';
+    import { ImageStore } from ${JSON.stringify(new URL('./image-store.js', import.meta.url).href)};
+    import { quietLogger } from ${JSON.stringify(new URL('./testing/fixtures.js', import.meta.url).href)};
+    import { readFileSync } from 'node:fs';
+    const [root, desc, diffId, halfFile] = process.argv.slice(1);
+    const store = await ImageStore.open(root, { logger: quietLogger(), writer: true });
+    let sent = false;
+    const source = new Readable({ read() { if (!sent) { sent = true; this.push(readFileSync(halfFile)); process.stdout.write('sent\\n'); } } });
+    await store.ingestLayer({ desc: JSON.parse(desc), diffId, chainId: diffId }, async () => source);
+  `;
+  const half = join(tempDir('killed-pull-half'), 'half');
+  writeFileSync(half, layer.blob.subarray(0, layer.blob.length >> 1));
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, root, JSON.stringify(layer.desc), layer.diffId, half], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(child.stdout!, 'data');
+  const unpacking = (): boolean => readdirSync(join(root, 'snapshots')).some((name) => name.startsWith('.tmp-') && existsSync(join(root, 'snapshots', name, 'fs', 'big.bin')));
+  for (let i = 0; i < 500 && !unpacking(); i++) await sleep(10);
+  assert.ok(unpacking(), 'the layer was being unpacked when the writer was killed');
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), [], 'no compressed bytes were ever written to the store');
+  assert.deepEqual(readdirSync(join(root, 'ingest')), []);
+
+  const store = await ImageStore.open(root, { logger, writer: true });
+  try {
+    assert.deepEqual(readdirSync(join(root, 'snapshots')), [], 'the half-made unpack is gone');
+    const source = opener(layer.blob);
+    await store.ingestLayer({ desc: layer.desc, diffId: layer.diffId, chainId: layer.diffId }, source.open);
+    assert.equal(source.calls(), 1);
+    assert.deepEqual(readdirSync(join(root, 'snapshots')), [hex(layer.diffId)]);
+    assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), []);
   } finally {
     await store.close();
   }
