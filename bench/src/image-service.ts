@@ -25,10 +25,14 @@ async function writeBytes(pid: number): Promise<number> {
   return Number(value);
 }
 
-/** Disk use (allocated blocks) of a tree, from `du`. */
-async function diskUse(path: string): Promise<number> {
-  const { stdout } = await run('du', ['-s', '--block-size=1', path]);
-  return Number(stdout.split('\t')[0]);
+/** Disk use (allocated blocks) of a tree, from `du`; undefined while a collection removes files under it. */
+async function diskUse(path: string): Promise<number | undefined> {
+  try {
+    const { stdout } = await run('du', ['-s', '--block-size=1', path]);
+    return Number(stdout.split('\t')[0]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The image's unpacked size: the apparent bytes of its layers as the store's snapshot meta.json files count them. */
@@ -67,7 +71,7 @@ async function main(): Promise<void> {
       const writtenBefore = await writeBytes(pid);
       skiffTimes.push(await timed(() => callUnary(images, 'PullImage', { image: { image: bench5.reference } }, { timeoutMs: 300_000 })));
       written.push((await writeBytes(pid)) - writtenBefore);
-      used.push((await diskUse(store)) - without);
+      used.push((await settledDiskUse(store)) - without);
       const layout = join(work, `oci-${i}`);
       skopeoTimes.push(
         await timed(() => run('skopeo', ['copy', '--quiet', '--src-tls-verify=false', `docker://${bench5.reference}`, `oci:${layout}:bench5`])),
@@ -129,10 +133,10 @@ async function settledDiskUse(store: string): Promise<number> {
   for (let i = 0; i < 100; i++) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await diskUse(store);
-    if (now === last) return now;
+    if (now !== undefined && now === last) return now;
     last = now;
   }
-  return last;
+  throw new Error(`the disk use of ${store} did not settle`);
 }
 
 main().catch((err: unknown) => {
