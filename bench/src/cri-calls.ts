@@ -487,6 +487,39 @@ function stepMedians(output: string): string[][] {
   return rows;
 }
 
+interface CallDoneLine {
+  msg?: string;
+  service?: string;
+  method?: string;
+  ms?: number;
+}
+
+/**
+ * The median of image-svc's own time for each call (from the start of its handler to its answer,
+ * as its "call done" debug line says), with an ImageStatus that came right after a PullImage
+ * counted apart: the kubelet asks for the new image's status at once.
+ */
+function imageCallMedians(output: string): string[][] {
+  const byCall = new Map<string, number[]>();
+  let previous: string | undefined;
+  for (const line of output.split('\n')) {
+    if (!line.includes('"call done"')) continue;
+    let entry: CallDoneLine;
+    try {
+      entry = JSON.parse(line) as CallDoneLine;
+    } catch {
+      continue;
+    }
+    if (entry.service !== 'image-svc' || entry.method === undefined || entry.ms === undefined) continue;
+    const name = entry.method === 'ImageStatus' && previous === 'PullImage' ? 'ImageStatus, first after PullImage' : entry.method;
+    previous = entry.method;
+    let list = byCall.get(name);
+    if (list === undefined) byCall.set(name, (list = []));
+    list.push(entry.ms);
+  }
+  return [...byCall].map(([name, list]) => [name, String(list.length), list.length === 0 ? '-' : percentile(list, 50).toFixed(3)]);
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -511,8 +544,10 @@ async function main(): Promise<void> {
   const bare = new BareHttp2Client(h.skiff.runtimeSocket);
   try {
     if (values['images-only']) {
+      const firstImageLine = h.skiff.output().length;
       await imageCalls(h, samples, work, imageRuns, pulls);
       printImageRows(samples, imageRuns, pulls);
+      if (values.steps) printColumns('Where the time went: image-svc\'s own time per call (its "call done" log), median ms', ['call', 'n', 'p50'], imageCallMedians(h.skiff.output().slice(firstImageLine)));
       return;
     }
     const { info } = await callUnary(h.images, 'ImageStatus', { image: { image: h.imageRef('busybox') }, verbose: true });
