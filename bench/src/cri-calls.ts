@@ -309,11 +309,17 @@ async function timedImageCalls(
   bare: BareHttp2Client,
 ): Promise<void> {
   const images = h.images;
+  const other = { image: `${h.registry.host}/skiff/handful:n0` };
   for (let i = 0; i < runs; i++) {
     await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
-    // The first status of a new image (as the kubelet asks right after its pull), through each client in turn.
-    if (i % 2 === 0) await samples.time('ImageStatus, first after PullImage', () => callUnary(images, 'ImageStatus', { image: spec }));
-    else await samples.time('ImageStatus, first after PullImage, bare HTTP/2 client', () => bareCall(bare, images, 'ImageStatus', { image: spec }));
+    // The first status of a new image (as the kubelet asks right after its pull), through each client
+    // in turn; and, as a control, the first call after the pull being another image's status.
+    if (i % 3 === 0) await samples.time('ImageStatus, first after PullImage', () => callUnary(images, 'ImageStatus', { image: spec }));
+    else if (i % 3 === 1) await samples.time('ImageStatus, first after PullImage, bare HTTP/2 client', () => bareCall(bare, images, 'ImageStatus', { image: spec }));
+    else {
+      await samples.time("another image's ImageStatus, first after PullImage", () => callUnary(images, 'ImageStatus', { image: other }));
+      await samples.time('ImageStatus, second after PullImage', () => callUnary(images, 'ImageStatus', { image: spec }));
+    }
     await samples.time('ImageStatus', () => callUnary(images, 'ImageStatus', { image: spec }));
     const status = await samples.time('ImageStatus undecoded', () => undecoded(images, 'ImageStatus', { image: spec }));
     samples.add('ImageStatus decode', decodeMs(images, 'ImageStatus', status));
@@ -366,6 +372,8 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
     ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
     ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
     ['ImageStatus, first after PullImage', s('ImageStatus, first after PullImage'), version, `the next ImageStatus: the row above`],
+    ["another image's ImageStatus, first after PullImage", s("another image's ImageStatus, first after PullImage"), version, 'any first call after a pull'],
+    ['ImageStatus, second after PullImage', s('ImageStatus, second after PullImage'), version, "the new image's status after the call above"],
     ['RemoveImage', s('RemoveImage'), version, `index write + fsync + rename + fsync dir ${p50(s('index commit by hand'))}`],
     ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing'))}`],
     ['ImageStatus, bare HTTP/2 client', s('ImageStatus, bare HTTP/2 client'), '', `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing, bare HTTP/2 client'))}`],
