@@ -240,16 +240,16 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   // unhandled (that would end the process); the pipeline still reports it.
   readable.on('error', () => undefined);
   const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
-  let head: Buffer;
+  let compression: Compression;
+  let decompressor: ReturnType<typeof createDecompressor>;
   try {
     await request.space?.check(0);
-    head = await peekHead(readable, 4, signal);
+    compression = detectCompression(await peekHead(readable, 4, signal));
+    decompressor = createDecompressor(compression);
   } catch (err) {
     readable.destroy();
     throw err;
   }
-  const compression = detectCompression(head);
-  const decompressor = createDecompressor(compression);
   const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, request.onBlobEnd);
   const output = decompressor?.stream ?? new PassThrough();
   const piped = pipeline(readable, tee, output, signal ? { signal } : {});
