@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,7 +49,7 @@ test('gzip, zstd and plain layers unpack and record meta.json', async () => {
       await store.ingestLayer(asBase(layer), opener(layer.blob).open);
       const dir = join(root, 'snapshots', layer.diffId.slice(7));
       const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
-      assert.deepEqual(meta, { diffId: layer.diffId, chainId: layer.diffId, size: `content for ${compression}`.length, inodes: 3, blobDigests: [layer.desc.digest] });
+      assert.deepEqual(meta, { diffId: layer.diffId, chainId: layer.diffId, size: `content for ${compression}`.length, inodes: 3, blobDigests: [layer.desc.digest], standsAlone: true });
       assert.ok(!existsSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))), 'the compressed blob is not kept');
     }
     assert.deepEqual(readdirSync(join(root, 'ingest')), []);
@@ -344,5 +345,63 @@ test('a blob that decompresses to something else than its diff ID is refused and
     const other = simpleLayer('different content', 'zstd');
     await assert.rejects(store.ingestLayer({ ...asBase(expected), desc: other.desc }, opener(other.blob).open), isStoreError('digest-mismatch', /diff ID/));
     assertNothingLeft(root, other);
+  });
+});
+
+test('a layer unpacked under another parent is copied, not downloaded again, when its tree does not depend on the layers below', async () => {
+  await withStore(async (store, root) => {
+    const shared = layerFixture(
+      buildTar([
+        { name: 'app/', type: '5', mode: 0o750 },
+        { name: 'app/run', data: 'the same layer', mode: 0o4755, uid: 12, gid: 34 },
+        { name: 'app/alias', type: '1', linkname: 'app/run' },
+        { name: 'app/link', type: '2', linkname: '/etc/passwd' },
+        { name: 'etc/', type: '5' },
+        { name: 'etc/.wh..wh..opq' },
+        { name: '.wh.gone' },
+      ]),
+    );
+    const [baseA, baseB] = [simpleLayer('base a'), simpleLayer('base b')];
+    const chainsA = chainIds([baseA.diffId, shared.diffId]);
+    const chainsB = chainIds([baseB.diffId, shared.diffId]);
+    await store.ingestLayer(asBase(baseA), opener(baseA.blob).open);
+    await store.ingestLayer({ desc: shared.desc, diffId: shared.diffId, chainId: chainsA[1]! }, opener(shared.blob).open);
+    await store.ingestLayer(asBase(baseB), opener(baseB.blob).open);
+    const source = opener(shared.blob);
+    await store.ingestLayer({ desc: shared.desc, diffId: shared.diffId, chainId: chainsB[1]! }, source.open);
+    assert.equal(source.calls(), 0, 'not downloaded again');
+
+    const [a, b] = [chainsA[1]!, chainsB[1]!].map((chain) => join(root, 'snapshots', chain.slice(7), 'fs'));
+    const run = lstatSync(join(b!, 'app', 'run'));
+    assert.equal(readFileSync(join(b!, 'app', 'run'), 'utf8'), 'the same layer');
+    assert.deepEqual([run.mode & 0o7777, run.uid, run.gid, run.nlink], [0o4755, 12, 34, 2]);
+    assert.equal(lstatSync(join(b!, 'app', 'alias')).ino, run.ino, 'hard links stay hard links');
+    assert.equal(readlinkSync(join(b!, 'app', 'link')), '/etc/passwd', 'symbolic links are copied, not followed');
+    assert.equal(lstatSync(join(b!, 'app')).mode & 0o7777, 0o750);
+    const gone = lstatSync(join(b!, 'gone'));
+    assert.ok(gone.isCharacterDevice() && gone.rdev === 0, 'the whiteout is still one');
+    assert.deepEqual(execFileSync('getfattr', ['--absolute-names', '--only-values', '-n', 'trusted.overlay.opaque', join(b!, 'etc')]).toString(), 'y');
+    const metaA = JSON.parse(readFileSync(join(a!, '..', 'meta.json'), 'utf8'));
+    const metaB = JSON.parse(readFileSync(join(b!, '..', 'meta.json'), 'utf8'));
+    assert.deepEqual(metaB, { ...metaA, chainId: chainsB[1] });
+    assert.equal(metaB.standsAlone, true);
+  });
+});
+
+test('a layer that hard-links into the layers below is downloaded again under another parent', async () => {
+  await withStore(async (store, root) => {
+    const lowerA = layerFixture(buildTar([{ name: 'bin/', type: '5' }, { name: 'bin/tool', data: 'tool of a' }]));
+    const lowerB = layerFixture(buildTar([{ name: 'bin/', type: '5' }, { name: 'bin/tool', data: 'tool of b' }]));
+    const upper = layerFixture(buildTar([{ name: 'usr/', type: '5' }, { name: 'usr/alias', type: '1', linkname: 'bin/tool' }]));
+    const chainsA = chainIds([lowerA.diffId, upper.diffId]);
+    const chainsB = chainIds([lowerB.diffId, upper.diffId]);
+    await store.ingestLayer(asBase(lowerA), opener(lowerA.blob).open);
+    await store.ingestLayer({ desc: upper.desc, diffId: upper.diffId, chainId: chainsA[1]! }, opener(upper.blob).open);
+    await store.ingestLayer(asBase(lowerB), opener(lowerB.blob).open);
+    const source = opener(upper.blob);
+    await store.ingestLayer({ desc: upper.desc, diffId: upper.diffId, chainId: chainsB[1]! }, source.open);
+    assert.equal(source.calls(), 1, 'its tree depends on the layer below, so it is unpacked again');
+    assert.equal(readFileSync(join(root, 'snapshots', chainsB[1]!.slice(7), 'fs', 'usr', 'alias'), 'utf8'), 'tool of b');
+    assert.equal(JSON.parse(readFileSync(join(root, 'snapshots', chainsA[1]!.slice(7), 'meta.json'), 'utf8')).standsAlone, false);
   });
 });

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { StepTimer, type Logger, errnoCode, errorMessage, pathExists } from '@skiff/common';
+import { StepTimer, type Logger, errnoCode, errorMessage, pathExists, runCommand } from '@skiff/common';
 import { childChainId } from './chain-id.js';
 import { snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
@@ -85,7 +85,57 @@ export class LayerIngest {
 
   private async ingestOnce(layer: LayerToIngest, open: LayerStreamOpener, signal: AbortSignal): Promise<void> {
     if (await this.isPresent(layer.chainId)) return;
-    await this.guard.whileWriting(() => this.fetchAndCommit(layer, open, signal));
+    await this.guard.whileWriting(async () => {
+      const twin = await this.standaloneTwin(layer);
+      if (twin) await this.copyTwin(layer, twin, signal);
+      else await this.fetchAndCommit(layer, open, signal);
+    });
+  }
+
+  /**
+   * A snapshot of the same layer (diff ID) under another parent whose tree does not depend on the
+   * layers below it: copying it makes this chain's snapshot without downloading the layer again.
+   * Marked, so that collection spares it while it is copied.
+   */
+  private async standaloneTwin(layer: LayerToIngest): Promise<SnapshotMeta | undefined> {
+    for (const name of await fs.readdir(this.layout.snapshotsDir)) {
+      if (!HEX_NAME.test(name) || `sha256:${name}` === layer.chainId) continue;
+      const meta = await readSnapshotMeta(this.layout.snapshotMetaPath(`sha256:${name}`));
+      if (meta?.diffId !== layer.diffId || meta.standsAlone !== true) continue;
+      const held = await this.guard.mutex.run(async () => {
+        if (!(await pathExists(this.layout.snapshotMetaPath(meta.chainId)))) return false;
+        this.guard.mark(snapshotKey(name));
+        return true;
+      });
+      if (held) return meta;
+    }
+    return undefined;
+  }
+
+  private async copyTwin(layer: LayerToIngest, twin: SnapshotMeta, signal: AbortSignal): Promise<void> {
+    const { desc, chainId } = layer;
+    const tmpDir = this.layout.newSnapshotTmpDir();
+    try {
+      await fs.mkdir(tmpDir, { mode: 0o700 });
+      await new SpaceReserve(this.layout.root, this.limits.minFreeBytes, this.freeBytes).check(twin.size);
+      signal.throwIfAborted();
+      // cp -a: owners, modes, times, xattrs (the opaque markers among them), whiteout devices and
+      // hard links as they are; symbolic links are copied as links, never followed.
+      const copied = await runCommand('cp', ['-a', '--no-target-directory', this.layout.snapshotFsDir(twin.chainId), `${tmpDir}/fs`]);
+      if (copied.code !== 0) throw new StoreError('bad-layer', `copying the unpacked layer ${twin.chainId} failed: ${copied.stderr.trim()}`);
+      const meta: SnapshotMeta = { ...twin, chainId };
+      await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
+      signal.throwIfAborted();
+      await this.guard.mutex.run(async () => {
+        await fs.rename(tmpDir, this.layout.snapshotDir(chainId));
+        this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
+        this.durable.notePublished();
+      });
+      this.logger.info({ layer: desc.digest, chainId, from: twin.chainId }, 'layer copied from its snapshot under another parent');
+    } catch (err) {
+      await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
+      throw describeFailure(layer, err, signal);
+    }
   }
 
   /** Downloads, verifies and unpacks in one pass; the compressed bytes are hashed and dropped, never stored. */
@@ -118,7 +168,7 @@ export class LayerIngest {
       if (result.droppedXattrs > 0) {
         this.logger.warn({ layer: desc.digest, dropped: result.droppedXattrs }, 'layer carried overlayfs xattrs; they were not applied');
       }
-      const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes, blobDigests: [desc.digest] };
+      const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes, blobDigests: [desc.digest], standsAlone: result.lowerLinks === 0 };
       await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
       signal.throwIfAborted();
       // Published unsynced: the record that will refer to it is written only after durable.flush().
@@ -212,4 +262,13 @@ function describeFailure(layer: LayerToIngest, err: unknown, signal: AbortSignal
     return new StoreError('bad-layer', `layer ${digest} cannot be decompressed: ${errorMessage(err)}`, { cause: err });
   }
   return new StoreError('bad-layer', `layer ${digest} could not be downloaded and unpacked: ${errorMessage(err)}`, { cause: err });
+}
+
+async function readSnapshotMeta(path: string): Promise<SnapshotMeta | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(path, 'utf8')) as SnapshotMeta;
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
 }

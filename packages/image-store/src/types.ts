@@ -79,4 +79,9 @@ export interface SnapshotMeta {
    * stored blob of it. Absent only in a migrated store's snapshots that no image named.
    */
   blobDigests?: string[];
+  /**
+   * True when the tree does not depend on the layers below it (no hard link into them had to be
+   * copied in), so that it can be copied to make the same layer's snapshot under another parent.
+   */
+  standsAlone?: boolean;
 }

@@ -44,6 +44,8 @@ export interface UnpackLayerResult {
   size: number;
   inodes: number;
   droppedXattrs: number;
+  /** Hard links into lower layers, resolved by copying the lower files in. */
+  lowerLinks: number;
 }
 
 /** How far the download may run ahead of unpacking (per layer; several layers download at once). */
@@ -286,5 +288,6 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
     size: stats.size,
     inodes: stats.inodes,
     droppedXattrs: extractor.droppedXattrs,
+    lowerLinks: extractor.lowerLinks,
   };
 }
