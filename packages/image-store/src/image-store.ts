@@ -268,8 +268,10 @@ export class ImageStore {
   }
 
   /**
-   * Makes sure the layer's snapshot exists: if its chain is not unpacked yet, it is downloaded
-   * through `open()`, verified and unpacked in one pass, and the compressed bytes are not kept.
+   * Makes sure the layer's snapshot exists: if its chain is not unpacked yet, it is copied from
+   * the same layer's snapshot under another parent when that tree does not depend on the layers
+   * below, or else downloaded through `open()`, verified and unpacked in one pass (the compressed
+   * bytes are not kept).
    * Concurrent calls for one chain ID share the work. Nothing is committed unless blob digest,
    * size and diff ID all match; on any failure nothing is left behind.
    */
