@@ -466,17 +466,24 @@ interface StepLine {
   steps?: Record<string, number>;
 }
 
+/** The JSON log lines of `skiff up`'s output that contain `needle` (a cheap filter before parsing). */
+function logEntries<T>(output: string, needle: string): T[] {
+  const entries: T[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.includes(needle)) continue;
+    try {
+      entries.push(JSON.parse(line) as T);
+    } catch {
+      // not a log line
+    }
+  }
+  return entries;
+}
+
 /** The median of each step of each operation in runtime-svc's step log (from `skiff up`'s output). */
 function stepMedians(output: string): string[][] {
   const byOp = new Map<string, { totals: number[]; steps: Map<string, number[]> }>();
-  for (const line of output.split('\n')) {
-    if (!line.includes('"steps"')) continue;
-    let entry: StepLine;
-    try {
-      entry = JSON.parse(line) as StepLine;
-    } catch {
-      continue;
-    }
+  for (const entry of logEntries<StepLine>(output, '"steps"')) {
     if (entry.msg !== 'steps' || entry.op === undefined || entry.outcome !== 'ok' || entry.ms === undefined) continue;
     let op = byOp.get(entry.op);
     if (op === undefined) byOp.set(entry.op, (op = { totals: [], steps: new Map() }));
@@ -510,14 +517,7 @@ interface CallDoneLine {
 function imageCallMedians(output: string): string[][] {
   const byCall = new Map<string, number[]>();
   let previous: string | undefined;
-  for (const line of output.split('\n')) {
-    if (!line.includes('"call done"')) continue;
-    let entry: CallDoneLine;
-    try {
-      entry = JSON.parse(line) as CallDoneLine;
-    } catch {
-      continue;
-    }
+  for (const entry of logEntries<CallDoneLine>(output, '"call done"')) {
     if (entry.service !== 'image-svc' || entry.method === undefined || entry.ms === undefined) continue;
     const name = entry.method === 'ImageStatus' && previous === 'PullImage' ? 'ImageStatus, first after PullImage' : entry.method;
     previous = entry.method;

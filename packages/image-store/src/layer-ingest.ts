@@ -123,14 +123,7 @@ export class LayerIngest {
       // hard links as they are; symbolic links are copied as links, never followed.
       const copied = await runCommand('cp', ['-a', '--no-target-directory', this.layout.snapshotFsDir(twin.chainId), `${tmpDir}/fs`]);
       if (copied.code !== 0) throw new StoreError('bad-layer', `copying the unpacked layer ${twin.chainId} failed: ${copied.stderr.trim()}`);
-      const meta: SnapshotMeta = { ...twin, chainId };
-      await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
-      signal.throwIfAborted();
-      await this.guard.mutex.run(async () => {
-        await fs.rename(tmpDir, this.layout.snapshotDir(chainId));
-        this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
-        this.durable.notePublished();
-      });
+      await this.publish(tmpDir, { ...twin, chainId }, signal);
       this.logger.info({ layer: desc.digest, chainId, from: twin.chainId }, 'layer copied from its snapshot under another parent');
     } catch (err) {
       await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
@@ -169,14 +162,7 @@ export class LayerIngest {
         this.logger.warn({ layer: desc.digest, dropped: result.droppedXattrs }, 'layer carried overlayfs xattrs; they were not applied');
       }
       const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes, blobDigests: [desc.digest], standsAlone: result.lowerLinks === 0 };
-      await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
-      signal.throwIfAborted();
-      // Published unsynced: the record that will refer to it is written only after durable.flush().
-      await this.guard.mutex.run(async () => {
-        await fs.rename(tmpDir, this.layout.snapshotDir(chainId));
-        this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
-        this.durable.notePublished();
-      });
+      await this.publish(tmpDir, meta, signal);
       timer.mark('publish');
       timer.done();
       this.logger.info(
@@ -188,6 +174,20 @@ export class LayerIngest {
       await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw describeFailure(layer, err, signal);
     }
+  }
+
+  /**
+   * Writes meta.json last and renames the complete tree to its chain's name. Published unsynced:
+   * the record that will refer to it is written only after durable.flush().
+   */
+  private async publish(tmpDir: string, meta: SnapshotMeta, signal: AbortSignal): Promise<void> {
+    await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
+    signal.throwIfAborted();
+    await this.guard.mutex.run(async () => {
+      await fs.rename(tmpDir, this.layout.snapshotDir(meta.chainId));
+      this.guard.mark(snapshotKey(sha256Hex(meta.chainId, 'chain ID')));
+      this.durable.notePublished();
+    });
   }
 
   /**
