@@ -309,8 +309,17 @@ async function timedImageCalls(
   bare: BareHttp2Client,
 ): Promise<void> {
   const images = h.images;
+  const other = { image: `${h.registry.host}/skiff/handful:n0` };
   for (let i = 0; i < runs; i++) {
     await samples.time('PullImage busybox', () => callUnary(images, 'PullImage', { image: spec }, { timeoutMs: 120_000 }));
+    // The first status of a new image (as the kubelet asks right after its pull), through each client
+    // in turn; and, as a control, the first call after the pull being another image's status.
+    if (i % 3 === 0) await samples.time('ImageStatus, first after PullImage', () => callUnary(images, 'ImageStatus', { image: spec }));
+    else if (i % 3 === 1) await samples.time('ImageStatus, first after PullImage, bare HTTP/2 client', () => bareCall(bare, images, 'ImageStatus', { image: spec }));
+    else {
+      await samples.time("another image's ImageStatus, first after PullImage", () => callUnary(images, 'ImageStatus', { image: other }));
+      await samples.time('ImageStatus, second after PullImage', () => callUnary(images, 'ImageStatus', { image: spec }));
+    }
     await samples.time('ImageStatus', () => callUnary(images, 'ImageStatus', { image: spec }));
     const status = await samples.time('ImageStatus undecoded', () => undecoded(images, 'ImageStatus', { image: spec }));
     samples.add('ImageStatus decode', decodeMs(images, 'ImageStatus', status));
@@ -362,9 +371,13 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
     ['PullImage busybox', s('PullImage busybox'), version, `curl ${p50(s('curl busybox'))}; curl | tar -x + sync ${p50(s('curl | tar -x busybox'))}; skopeo copy ${p50(s('skopeo copy busybox'))}`],
     ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
     ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
+    ['ImageStatus, first after PullImage', s('ImageStatus, first after PullImage'), version, `the next ImageStatus: the row above`],
+    ["another image's ImageStatus, first after PullImage", s("another image's ImageStatus, first after PullImage"), version, 'any first call after a pull'],
+    ['ImageStatus, second after PullImage', s('ImageStatus, second after PullImage'), version, "the new image's status after the call above"],
     ['RemoveImage', s('RemoveImage'), version, `index write + fsync + rename + fsync dir ${p50(s('index commit by hand'))}`],
     ['ListImages', s('ListImages'), `${version}; undecoded ${p50(s('ListImages undecoded'))}; decode alone ${p50(s('ListImages decode'))}`, `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing'))}`],
     ['ImageStatus, bare HTTP/2 client', s('ImageStatus, bare HTTP/2 client'), '', `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing, bare HTTP/2 client'))}`],
+    ['ImageStatus, first after PullImage, bare HTTP/2 client', s('ImageStatus, first after PullImage, bare HTTP/2 client'), '', `ImageStatus through it, steady: the row above`],
     ['ListImages, bare HTTP/2 client', s('ListImages, bare HTTP/2 client'), '', `grpc-js server doing nothing ${p50(s('ListImages, grpc-js server doing nothing, bare HTTP/2 client'))}`],
   ];
   printColumns(
@@ -453,17 +466,24 @@ interface StepLine {
   steps?: Record<string, number>;
 }
 
+/** The JSON log lines of `skiff up`'s output that contain `needle` (a cheap filter before parsing). */
+function logEntries<T>(output: string, needle: string): T[] {
+  const entries: T[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.includes(needle)) continue;
+    try {
+      entries.push(JSON.parse(line) as T);
+    } catch {
+      // not a log line
+    }
+  }
+  return entries;
+}
+
 /** The median of each step of each operation in runtime-svc's step log (from `skiff up`'s output). */
 function stepMedians(output: string): string[][] {
   const byOp = new Map<string, { totals: number[]; steps: Map<string, number[]> }>();
-  for (const line of output.split('\n')) {
-    if (!line.includes('"steps"')) continue;
-    let entry: StepLine;
-    try {
-      entry = JSON.parse(line) as StepLine;
-    } catch {
-      continue;
-    }
+  for (const entry of logEntries<StepLine>(output, '"steps"')) {
     if (entry.msg !== 'steps' || entry.op === undefined || entry.outcome !== 'ok' || entry.ms === undefined) continue;
     let op = byOp.get(entry.op);
     if (op === undefined) byOp.set(entry.op, (op = { totals: [], steps: new Map() }));
@@ -480,6 +500,32 @@ function stepMedians(output: string): string[][] {
     for (const [step, list] of op.steps) rows.push([`  ${step}`, String(list.length), fmt(percentile(list, 50))]);
   }
   return rows;
+}
+
+interface CallDoneLine {
+  msg?: string;
+  service?: string;
+  method?: string;
+  ms?: number;
+}
+
+/**
+ * The median of image-svc's own time for each call (from the start of its handler to its answer,
+ * as its "call done" debug line says), with an ImageStatus that came right after a PullImage
+ * counted apart: the kubelet asks for the new image's status at once.
+ */
+function imageCallMedians(output: string): string[][] {
+  const byCall = new Map<string, number[]>();
+  let previous: string | undefined;
+  for (const entry of logEntries<CallDoneLine>(output, '"call done"')) {
+    if (entry.service !== 'image-svc' || entry.method === undefined || entry.ms === undefined) continue;
+    const name = entry.method === 'ImageStatus' && previous === 'PullImage' ? 'ImageStatus, first after PullImage' : entry.method;
+    previous = entry.method;
+    let list = byCall.get(name);
+    if (list === undefined) byCall.set(name, (list = []));
+    list.push(entry.ms);
+  }
+  return [...byCall].map(([name, list]) => [name, String(list.length), list.length === 0 ? '-' : percentile(list, 50).toFixed(3)]);
 }
 
 // ---------------------------------------------------------------- main
@@ -506,8 +552,10 @@ async function main(): Promise<void> {
   const bare = new BareHttp2Client(h.skiff.runtimeSocket);
   try {
     if (values['images-only']) {
+      const firstImageLine = h.skiff.output().length;
       await imageCalls(h, samples, work, imageRuns, pulls);
       printImageRows(samples, imageRuns, pulls);
+      if (values.steps) printColumns('Where the time went: image-svc\'s own time per call (its "call done" log), median ms', ['call', 'n', 'p50'], imageCallMedians(h.skiff.output().slice(firstImageLine)));
       return;
     }
     const { info } = await callUnary(h.images, 'ImageStatus', { image: { image: h.imageRef('busybox') }, verbose: true });

@@ -145,6 +145,12 @@ describe('pulling', () => {
     assert.ok(statSync(join(verbose.snapshots[0]!, 'bin/busybox')).isFile());
     // applets are hard links to busybox inside the snapshot
     assert.equal(statSync(join(verbose.snapshots[0]!, 'bin/sh')).ino, statSync(join(verbose.snapshots[0]!, 'bin/busybox')).ino);
+    // The layer's compressed blob was verified as it unpacked and is not kept; its snapshot names it.
+    const layerDigest = image.layers[0]!.digest;
+    assert.ok(existsSync(storeDir('blobs', 'sha256', ref.slice('sha256:'.length))), 'the config is kept');
+    assert.ok(!existsSync(storeDir('blobs', 'sha256', layerDigest.slice('sha256:'.length))), 'the layer blob is not');
+    const meta = JSON.parse(readFileSync(join(verbose.snapshots[0]!, '..', 'meta.json'), 'utf8')) as { blobDigests: string[] };
+    assert.ok(meta.blobDigests.includes(layerDigest), `meta.json names ${layerDigest}: ${JSON.stringify(meta)}`);
 
     const listed = await callUnary(images, 'ListImages', {}, { timeoutMs: 5000 });
     assert.ok(listed.images.some((i) => i.id === ref));
@@ -163,6 +169,9 @@ describe('pulling', () => {
     await pull(pushed['busybox-zstd']!.reference);
     await pull(pushed['busybox-uncompressed']!.reference);
     assert.equal(snapshotCount(), snapshotsBefore, 'the same diff unpacks once, whatever its compression');
+    const configs = new Set((await callUnary(images, 'ListImages', {})).images.map((i) => i.id.slice('sha256:'.length)));
+    const blobs = readdirSync(storeDir('blobs', 'sha256'));
+    assert.deepEqual(blobs.filter((name) => !configs.has(name)), [], 'the store keeps configs only, no layer blob');
   });
 
   test('multi-layer image: whiteouts, opaque dirs and file metadata through a real overlay mount', async () => {
@@ -407,7 +416,8 @@ describe('the daemon', () => {
     const { snapshots, layers } = JSON.parse(info['info']!) as { snapshots: string[]; layers: { digest: string }[] };
     const bigSnapshot = snapshots[0]!; // top layer first
     const bigBlob = storeDir('blobs', 'sha256', layers[layers.length - 1]!.digest.slice('sha256:'.length));
-    assert.ok(existsSync(bigSnapshot) && existsSync(bigBlob));
+    assert.ok(existsSync(bigSnapshot), 'the layer is unpacked');
+    assert.ok(!existsSync(bigBlob), 'its compressed blob was not kept');
     const pid = await skiff.servicePid('image-svc');
     assert.ok(pid);
     await remove(pushed['big']!.reference);
@@ -416,7 +426,6 @@ describe('the daemon', () => {
     await skiff.waitUntilImageServiceAnswers();
     assert.equal((await statusOf(pushed['big']!.reference)).image, null);
     assert.ok(!existsSync(bigSnapshot), 'the 100 MiB layer is unpacked no more');
-    assert.ok(!existsSync(bigBlob), 'its blob is gone');
     assert.deepEqual(debris(), []);
   });
 

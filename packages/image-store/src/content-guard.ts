@@ -10,9 +10,12 @@ export function snapshotKey(hex: string): string {
   return `snapshot:${hex}`;
 }
 
-/** GC keys of everything a record keeps: config, manifest, what its repo digests name, layers. */
+/**
+ * GC keys of everything a record keeps: config, manifest, what its repo digests name, and its
+ * layers' snapshots. Layer blobs are not kept once unpacked, so no record keeps one.
+ */
 export function contentKeys(image: ImageRecord): string[] {
-  const blobDigests = [image.id, image.manifestDigest, ...image.repoDigests.map((r) => r.slice(r.indexOf('@') + 1)), ...image.layers.map((l) => l.digest)];
+  const blobDigests = [image.id, image.manifestDigest, ...image.repoDigests.map((r) => r.slice(r.indexOf('@') + 1))];
   const keys: string[] = [];
   for (const digest of blobDigests) {
     const parsed = parseDigest(digest);

@@ -14,6 +14,7 @@ import type { Descriptor, ImageRecord, OciImageConfig } from './types.js';
 import { StoreUsage } from './usage.js';
 import { WriterLock } from './writer-lock.js';
 import { DurabilityBatch } from './durability.js';
+import { recordLayerBlobsInSnapshots } from './layer-blob-migration.js';
 import { LeaseDirectory, type Lease } from './leases.js';
 
 export type { LayerStreamOpener, LayerToIngest } from './layer-ingest.js';
@@ -94,6 +95,7 @@ export class ImageStore {
       await restrictStoreModes(layout);
       await removeDebris(layout, this.logger);
       this.index = await loadIndexFile(layout.indexPath);
+      await recordLayerBlobsInSnapshots(layout, this.index.images, this.logger);
       await this.gc();
     } catch (err) {
       await this.lock.release();
@@ -266,10 +268,12 @@ export class ImageStore {
   }
 
   /**
-   * Makes sure the layer's snapshot and blob exist. The snapshot is unpacked from the stored blob
-   * if there is one, otherwise while downloading through `open()`, in one pass. Concurrent calls
-   * for one chain ID share the work. Nothing is committed unless blob digest, size and diff ID
-   * all match; on any failure nothing is left behind.
+   * Makes sure the layer's snapshot exists: if its chain is not unpacked yet, it is copied from
+   * the same layer's snapshot under another parent when that tree does not depend on the layers
+   * below, or else downloaded through `open()`, verified and unpacked in one pass (the compressed
+   * bytes are not kept).
+   * Concurrent calls for one chain ID share the work. Nothing is committed unless blob digest,
+   * size and diff ID all match; on any failure nothing is left behind.
    */
   async ingestLayer(layer: LayerToIngest, open: LayerStreamOpener, opts: { signal?: AbortSignal } = {}): Promise<void> {
     this.requireWriter('ingestLayer');
@@ -307,7 +311,6 @@ export class ImageStore {
     const missing: string[] = [];
     if (!(await pathExists(this.layout.blobPath(record.id)))) missing.push(`config blob ${record.id}`);
     for (const layer of record.layers) {
-      if (!(await pathExists(this.layout.blobPath(layer.digest)))) missing.push(`layer blob ${layer.digest}`);
       if (!(await pathExists(this.layout.snapshotMetaPath(layer.chainId)))) missing.push(`unpacked layer ${layer.chainId}`);
     }
     if (missing.length > 0) {
@@ -349,7 +352,7 @@ export class ImageStore {
     return outcome;
   }
 
-  /** Deletes blobs and snapshots no image references (sparing those a pull in progress uses). */
+  /** Deletes blobs and snapshots no image references (sparing those a pull in progress uses); layer blobs are never referenced. */
   async gc(): Promise<GcResult> {
     this.requireWriter('gc');
     return this.guard.mutex.run(async () => collectGarbage(this.layout, this.guard, this.index.images, await this.leases.list(), this.logger));

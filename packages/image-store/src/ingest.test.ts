@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,7 +26,7 @@ function asBase(layer: LayerFixture): { desc: LayerFixture['desc']; diffId: stri
   return { desc: layer.desc, diffId: layer.diffId, chainId: layer.diffId };
 }
 
-/** Nothing of a failed ingest may remain: no temp dir, no snapshot, no partial or committed blob. */
+/** Nothing of a failed ingest may remain: no temp dir, no snapshot, no blob. */
 function assertNothingLeft(root: string, layer: LayerFixture, committedSnapshots: string[] = []): void {
   assert.deepEqual(readdirSync(join(root, 'snapshots')).sort(), committedSnapshots.sort(), 'snapshots/ holds no temp dir or new snapshot');
   assert.deepEqual(readdirSync(join(root, 'ingest')), [], 'ingest/ is empty');
@@ -48,8 +49,8 @@ test('gzip, zstd and plain layers unpack and record meta.json', async () => {
       await store.ingestLayer(asBase(layer), opener(layer.blob).open);
       const dir = join(root, 'snapshots', layer.diffId.slice(7));
       const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
-      assert.deepEqual(meta, { diffId: layer.diffId, chainId: layer.diffId, size: `content for ${compression}`.length, inodes: 3 });
-      assert.deepEqual(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))), layer.blob);
+      assert.deepEqual(meta, { diffId: layer.diffId, chainId: layer.diffId, size: `content for ${compression}`.length, inodes: 3, blobDigests: [layer.desc.digest], standsAlone: true });
+      assert.ok(!existsSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))), 'the compressed blob is not kept');
     }
     assert.deepEqual(readdirSync(join(root, 'ingest')), []);
   });
@@ -97,11 +98,12 @@ test('a layer of several pieces unpacks, and its digest and diff ID are verified
     }
     await store.ingestLayer(asBase(layer), opener(layer.blob).open);
     assert.ok(readFileSync(join(root, 'snapshots', layer.diffId.slice(7), 'fs', 'big.bin')).equals(data));
-    assert.ok(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))).equals(layer.blob));
+    assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), [], 'the compressed blob is not kept');
+    assert.deepEqual(readdirSync(join(root, 'ingest')), []);
   });
 });
 
-test('a blob write still waiting for a free-space check when the ingest is aborted never reaches another file', async () => {
+test('a file write still waiting for a free-space check when the ingest is aborted never reaches another file', async () => {
   const root = tempDir('ingest');
   let calls = 0;
   let release: () => void = () => undefined;
@@ -120,13 +122,13 @@ test('a blob write still waiting for a free-space check when the ingest is abort
     aborter.abort(new Error('pull cancelled'));
     ingest.catch(() => undefined);
     await sleep(100);
-    // Opened now, this file takes the lowest free descriptor: the blob file's, had it been closed.
+    // Opened now, this file takes the lowest free descriptor: an unpacked file's, had it been closed.
     const other = join(root, 'other');
     const fd = openSync(other, 'wx', 0o600);
     try {
       release();
       await assert.rejects(ingest);
-      for (let i = 0; i < 200 && readdirSync(join(root, 'ingest')).length > 0; i++) await sleep(10);
+      for (let i = 0; i < 200 && readdirSync(join(root, 'snapshots')).length > 0; i++) await sleep(10);
       await sleep(50);
       assert.equal(readFileSync(other).length, 0, 'nothing of the layer was written to it');
     } finally {
@@ -243,14 +245,20 @@ test('concurrent ingests of one chain ID download and unpack once', async () => 
   });
 });
 
-test('a layer whose blob is already stored is unpacked from it without downloading', async () => {
+test('a layer already unpacked is not downloaded again, under any image and from any of its blobs', async () => {
   await withStore(async (store, root) => {
-    const layer = simpleLayer('from the blob');
-    await store.putBlob(layer.desc, layer.blob);
-    await store.ingestLayer(asBase(layer), async () => {
+    const gz = simpleLayer('unpacked once', 'gzip');
+    const zst = layerFixture(gz.tar, 'zstd');
+    await store.ingestLayer(asBase(gz), opener(gz.blob).open);
+    const mustNotDownload = async (): Promise<Readable> => {
       throw new Error('must not download');
-    });
-    assert.ok(existsSync(join(root, 'snapshots', layer.diffId.slice(7), 'meta.json')));
+    };
+    // Another image naming the same blob, and one naming a zstd build of the same layer.
+    await store.ingestLayer(asBase(gz), mustNotDownload);
+    await store.ingestLayer(asBase(zst), mustNotDownload);
+    const meta = JSON.parse(readFileSync(join(root, 'snapshots', gz.diffId.slice(7), 'meta.json'), 'utf8'));
+    assert.deepEqual(meta.blobDigests, [gz.desc.digest], 'the snapshot records the blob it was verified against');
+    assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), []);
   });
 });
 
@@ -316,7 +324,7 @@ test('aborting an ingest cleans up; a shared ingest continues while any caller s
   });
 });
 
-test('gzip and zstd blobs of one layer share a snapshot; each blob is still stored and verified', async () => {
+test('gzip and zstd blobs of one layer share one download and one snapshot; neither blob is kept', async () => {
   await withStore(async (store, root) => {
     const gz = simpleLayer('same content', 'gzip');
     const zst = layerFixture(gz.tar, 'zstd');
@@ -324,17 +332,76 @@ test('gzip and zstd blobs of one layer share a snapshot; each blob is still stor
     const gzSource = opener(gz.blob);
     const zstSource = opener(zst.blob);
     await Promise.all([store.ingestLayer(asBase(gz), gzSource.open), store.ingestLayer(asBase(zst), zstSource.open)]);
-    assert.equal(gzSource.calls() + zstSource.calls(), 2, 'each blob downloaded once');
+    assert.equal(gzSource.calls() + zstSource.calls(), 1, 'one download for the chain');
     assert.deepEqual(readdirSync(join(root, 'snapshots')), [gz.diffId.slice(7)]);
-    for (const layer of [gz, zst]) assert.deepEqual(readFileSync(join(root, 'blobs', 'sha256', layer.desc.digest.slice(7))), layer.blob);
-
-    // A blob that decompresses to something else is refused even though the snapshot exists.
-    const other = simpleLayer('different content', 'zstd');
-    await assert.rejects(
-      store.ingestLayer({ ...asBase(gz), desc: other.desc }, opener(other.blob).open),
-      isStoreError('digest-mismatch', /diff ID/),
-    );
-    assert.ok(!existsSync(join(root, 'blobs', 'sha256', other.desc.digest.slice(7))));
+    assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), []);
     assert.deepEqual(readdirSync(join(root, 'ingest')), []);
+  });
+});
+
+test('a blob that decompresses to something else than its diff ID is refused and leaves nothing', async () => {
+  await withStore(async (store, root) => {
+    const expected = simpleLayer('expected content', 'gzip');
+    const other = simpleLayer('different content', 'zstd');
+    await assert.rejects(store.ingestLayer({ ...asBase(expected), desc: other.desc }, opener(other.blob).open), isStoreError('digest-mismatch', /diff ID/));
+    assertNothingLeft(root, other);
+  });
+});
+
+test('a layer unpacked under another parent is copied, not downloaded again, when its tree does not depend on the layers below', async () => {
+  await withStore(async (store, root) => {
+    const shared = layerFixture(
+      buildTar([
+        { name: 'app/', type: '5', mode: 0o750 },
+        { name: 'app/run', data: 'the same layer', mode: 0o4755, uid: 12, gid: 34 },
+        { name: 'app/alias', type: '1', linkname: 'app/run' },
+        { name: 'app/link', type: '2', linkname: '/etc/passwd' },
+        { name: 'etc/', type: '5' },
+        { name: 'etc/.wh..wh..opq' },
+        { name: '.wh.gone' },
+      ]),
+    );
+    const [baseA, baseB] = [simpleLayer('base a'), simpleLayer('base b')];
+    const chainsA = chainIds([baseA.diffId, shared.diffId]);
+    const chainsB = chainIds([baseB.diffId, shared.diffId]);
+    await store.ingestLayer(asBase(baseA), opener(baseA.blob).open);
+    await store.ingestLayer({ desc: shared.desc, diffId: shared.diffId, chainId: chainsA[1]! }, opener(shared.blob).open);
+    await store.ingestLayer(asBase(baseB), opener(baseB.blob).open);
+    const source = opener(shared.blob);
+    await store.ingestLayer({ desc: shared.desc, diffId: shared.diffId, chainId: chainsB[1]! }, source.open);
+    assert.equal(source.calls(), 0, 'not downloaded again');
+
+    const [a, b] = [chainsA[1]!, chainsB[1]!].map((chain) => join(root, 'snapshots', chain.slice(7), 'fs'));
+    const run = lstatSync(join(b!, 'app', 'run'));
+    assert.equal(readFileSync(join(b!, 'app', 'run'), 'utf8'), 'the same layer');
+    assert.deepEqual([run.mode & 0o7777, run.uid, run.gid, run.nlink], [0o4755, 12, 34, 2]);
+    assert.equal(lstatSync(join(b!, 'app', 'alias')).ino, run.ino, 'hard links stay hard links');
+    assert.equal(readlinkSync(join(b!, 'app', 'link')), '/etc/passwd', 'symbolic links are copied, not followed');
+    assert.equal(lstatSync(join(b!, 'app')).mode & 0o7777, 0o750);
+    const gone = lstatSync(join(b!, 'gone'));
+    assert.ok(gone.isCharacterDevice() && gone.rdev === 0, 'the whiteout is still one');
+    assert.deepEqual(execFileSync('getfattr', ['--absolute-names', '--only-values', '-n', 'trusted.overlay.opaque', join(b!, 'etc')]).toString(), 'y');
+    const metaA = JSON.parse(readFileSync(join(a!, '..', 'meta.json'), 'utf8'));
+    const metaB = JSON.parse(readFileSync(join(b!, '..', 'meta.json'), 'utf8'));
+    assert.deepEqual(metaB, { ...metaA, chainId: chainsB[1] });
+    assert.equal(metaB.standsAlone, true);
+  });
+});
+
+test('a layer that hard-links into the layers below is downloaded again under another parent', async () => {
+  await withStore(async (store, root) => {
+    const lowerA = layerFixture(buildTar([{ name: 'bin/', type: '5' }, { name: 'bin/tool', data: 'tool of a' }]));
+    const lowerB = layerFixture(buildTar([{ name: 'bin/', type: '5' }, { name: 'bin/tool', data: 'tool of b' }]));
+    const upper = layerFixture(buildTar([{ name: 'usr/', type: '5' }, { name: 'usr/alias', type: '1', linkname: 'bin/tool' }]));
+    const chainsA = chainIds([lowerA.diffId, upper.diffId]);
+    const chainsB = chainIds([lowerB.diffId, upper.diffId]);
+    await store.ingestLayer(asBase(lowerA), opener(lowerA.blob).open);
+    await store.ingestLayer({ desc: upper.desc, diffId: upper.diffId, chainId: chainsA[1]! }, opener(upper.blob).open);
+    await store.ingestLayer(asBase(lowerB), opener(lowerB.blob).open);
+    const source = opener(upper.blob);
+    await store.ingestLayer({ desc: upper.desc, diffId: upper.diffId, chainId: chainsB[1]! }, source.open);
+    assert.equal(source.calls(), 1, 'its tree depends on the layer below, so it is unpacked again');
+    assert.equal(readFileSync(join(root, 'snapshots', chainsB[1]!.slice(7), 'fs', 'usr', 'alias'), 'utf8'), 'tool of b');
+    assert.equal(JSON.parse(readFileSync(join(root, 'snapshots', chainsA[1]!.slice(7), 'meta.json'), 'utf8')).standsAlone, false);
   });
 });

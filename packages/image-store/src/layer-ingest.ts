@@ -1,8 +1,8 @@
-import { createReadStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { StepTimer, type Logger, errnoCode, errorMessage, pathExists } from '@skiff/common';
+import { StepTimer, type Logger, errnoCode, errorMessage, pathExists, runCommand } from '@skiff/common';
 import { childChainId } from './chain-id.js';
-import { blobKey, snapshotKey, type ContentGuard } from './content-guard.js';
+import { snapshotKey, type ContentGuard } from './content-guard.js';
 import { sha256Hex } from './digests.js';
 import { StoreError, isStoreError } from './errors.js';
 import { LIMIT_KEYS, LimitError, SpaceReserve, type ExtractionLimits, type FreeSpaceReader } from './limits.js';
@@ -23,11 +23,6 @@ export interface LayerToIngest {
 
 export type LayerStreamOpener = () => Promise<NodeJS.ReadableStream | Readable>;
 
-/** 'snapshot': the chain's unpacked tree (and the blob, if it has to be downloaded for it). 'blob': only this blob. */
-type Want = 'snapshot' | 'blob';
-
-const BLOB_READ_CHUNK = 1024 * 1024;
-
 export function assertSize(size: unknown, what: string): asserts size is number {
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
     throw new TypeError(`${what} size ${JSON.stringify(size)} is not a non-negative integer`);
@@ -36,13 +31,11 @@ export function assertSize(size: unknown, what: string): asserts size is number 
 
 /**
  * Brings layers into the store: downloads, verifies and unpacks in one pass, commits only
- * verified content, and leaves nothing behind on failure.
+ * verified content (the unpacked tree, not the compressed blob), and leaves nothing behind on failure.
  */
 export class LayerIngest {
   /** Unpacks, one per chain ID at a time. */
   private readonly snapshots = new SharedOperations();
-  /** Blob-only downloads, one per digest at a time. */
-  private readonly blobs = new SharedOperations();
   /** Writes finished files out while the pull goes on; the sync before the record is what counts. */
   private readonly writeback = new EarlyWriteback();
 
@@ -63,10 +56,7 @@ export class LayerIngest {
     assertSize(desc.size, `layer ${desc.digest}`);
     assertSupportedLayerType(desc.mediaType, desc.digest);
     try {
-      await this.snapshots.run(chainId, callerSignal, (signal) => this.ingestOnce(layer, open, signal, 'snapshot'));
-      // The snapshot may have come from another blob with the same diff ID (a gzip and a zstd
-      // build of one layer, say); the record will name this blob, so it must be here too.
-      await this.blobs.run(desc.digest, callerSignal, (signal) => this.ingestOnce(layer, open, signal, 'blob'));
+      await this.snapshots.run(chainId, callerSignal, (signal) => this.ingestOnce(layer, open, signal));
     } catch (err) {
       if (callerSignal?.aborted && !isStoreError(err)) {
         throw new StoreError('bad-layer', `ingest of layer ${desc.digest} was aborted`, { cause: err });
@@ -76,50 +66,90 @@ export class LayerIngest {
   }
 
   async abortAll(reason: unknown): Promise<void> {
-    await Promise.all([this.snapshots.abortAll(reason), this.blobs.abortAll(reason)]);
+    await this.snapshots.abortAll(reason);
     await this.writeback.idle();
   }
 
-  private async isPresent(layer: LayerToIngest, want: Want): Promise<boolean> {
-    const path = want === 'snapshot' ? this.layout.snapshotMetaPath(layer.chainId) : this.layout.blobPath(layer.desc.digest);
-    const key = want === 'snapshot' ? snapshotKey(sha256Hex(layer.chainId, 'chain ID')) : blobKey(sha256Hex(layer.desc.digest, 'digest'));
+  /**
+   * A snapshot of the chain is all a layer needs, whichever blob it was unpacked from: the chain ID
+   * names the uncompressed content (a gzip and a zstd build of one layer share it), so a layer
+   * already unpacked is not downloaded again, by any image.
+   */
+  private async isPresent(chainId: string): Promise<boolean> {
     return this.guard.mutex.run(async () => {
-      if (!(await pathExists(path))) return false;
-      this.guard.mark(key);
+      if (!(await pathExists(this.layout.snapshotMetaPath(chainId)))) return false;
+      this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
       return true;
     });
   }
 
-  private async ingestOnce(layer: LayerToIngest, open: LayerStreamOpener, signal: AbortSignal, want: Want): Promise<void> {
-    if (await this.isPresent(layer, want)) return;
-    await this.guard.whileWriting(() => this.fetchAndCommit(layer, open, signal, want));
+  private async ingestOnce(layer: LayerToIngest, open: LayerStreamOpener, signal: AbortSignal): Promise<void> {
+    if (await this.isPresent(layer.chainId)) return;
+    await this.guard.whileWriting(async () => {
+      const twin = await this.standaloneTwin(layer);
+      if (twin) await this.copyTwin(layer, twin, signal);
+      else await this.fetchAndCommit(layer, open, signal);
+    });
   }
 
-  private async fetchAndCommit(layer: LayerToIngest, open: LayerStreamOpener, signal: AbortSignal, want: Want): Promise<void> {
-    const { desc, diffId, chainId } = layer;
-    const blobPath = this.layout.blobPath(desc.digest);
-    const started = Date.now();
-    const timer = new StepTimer(this.logger, want === 'snapshot' ? 'layer unpack' : 'layer blob', { layer: desc.digest });
-    const tmpDir = want === 'snapshot' ? this.layout.newSnapshotTmpDir() : undefined;
-    let ingestFile: string | undefined;
+  /**
+   * A snapshot of the same layer (diff ID) under another parent whose tree does not depend on the
+   * layers below it: copying it makes this chain's snapshot without downloading the layer again.
+   * Marked, so that collection spares it while it is copied.
+   */
+  private async standaloneTwin(layer: LayerToIngest): Promise<SnapshotMeta | undefined> {
+    for (const name of await fs.readdir(this.layout.snapshotsDir)) {
+      if (!HEX_NAME.test(name) || `sha256:${name}` === layer.chainId) continue;
+      const meta = await readSnapshotMeta(this.layout.snapshotMetaPath(`sha256:${name}`));
+      if (meta?.diffId !== layer.diffId || meta.standsAlone !== true) continue;
+      const held = await this.guard.mutex.run(async () => {
+        if (!(await pathExists(this.layout.snapshotMetaPath(meta.chainId)))) return false;
+        this.guard.mark(snapshotKey(name));
+        return true;
+      });
+      if (held) return meta;
+    }
+    return undefined;
+  }
+
+  private async copyTwin(layer: LayerToIngest, twin: SnapshotMeta, signal: AbortSignal): Promise<void> {
+    const { desc, chainId } = layer;
+    const tmpDir = this.layout.newSnapshotTmpDir();
     try {
-      if (tmpDir) {
-        await fs.mkdir(tmpDir, { mode: 0o700 });
-        await fs.mkdir(`${tmpDir}/fs`, { mode: 0o755 });
-      }
-      const haveBlob = await pathExists(blobPath);
-      if (!haveBlob) ingestFile = this.layout.newIngestFile(desc.digest);
+      await fs.mkdir(tmpDir, { mode: 0o700 });
+      await new SpaceReserve(this.layout.root, this.limits.minFreeBytes, this.freeBytes).check(twin.size);
       signal.throwIfAborted();
-      const source = haveBlob ? createReadStream(blobPath, { highWaterMark: BLOB_READ_CHUNK }) : await open();
-      timer.mark(haveBlob ? 'open stored blob' : 'request');
+      // cp -a: owners, modes, times, xattrs (the opaque markers among them), whiteout devices and
+      // hard links as they are; symbolic links are copied as links, never followed.
+      const copied = await runCommand('cp', ['-a', '--no-target-directory', this.layout.snapshotFsDir(twin.chainId), `${tmpDir}/fs`]);
+      if (copied.code !== 0) throw new StoreError('bad-layer', `copying the unpacked layer ${twin.chainId} failed: ${copied.stderr.trim()}`);
+      await this.publish(tmpDir, { ...twin, chainId }, signal);
+      this.logger.info({ layer: desc.digest, chainId, from: twin.chainId }, 'layer copied from its snapshot under another parent');
+    } catch (err) {
+      await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
+      throw describeFailure(layer, err, signal);
+    }
+  }
+
+  /** Downloads, verifies and unpacks in one pass; the compressed bytes are hashed and dropped, never stored. */
+  private async fetchAndCommit(layer: LayerToIngest, open: LayerStreamOpener, signal: AbortSignal): Promise<void> {
+    const { desc, diffId, chainId } = layer;
+    const started = Date.now();
+    const timer = new StepTimer(this.logger, 'layer unpack', { layer: desc.digest });
+    const tmpDir = this.layout.newSnapshotTmpDir();
+    try {
+      await fs.mkdir(tmpDir, { mode: 0o700 });
+      await fs.mkdir(`${tmpDir}/fs`, { mode: 0o755 });
+      signal.throwIfAborted();
+      const source = await open();
+      timer.mark('request');
       const result = await unpackLayer({
         source,
         expectedSize: desc.size,
         expectedDigest: desc.digest,
         limits: this.limits,
         space: new SpaceReserve(this.layout.root, this.limits.minFreeBytes, this.freeBytes),
-        blobFile: ingestFile,
-        fsDir: tmpDir && `${tmpDir}/fs`,
+        fsDir: `${tmpDir}/fs`,
         lowerDirs: () => this.lowerDirsOf(chainId, diffId),
         signal,
         layerDigest: desc.digest,
@@ -131,36 +161,33 @@ export class LayerIngest {
       if (result.droppedXattrs > 0) {
         this.logger.warn({ layer: desc.digest, dropped: result.droppedXattrs }, 'layer carried overlayfs xattrs; they were not applied');
       }
-      if (tmpDir) {
-        const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes };
-        await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
-      }
-      signal.throwIfAborted();
-      // Published unsynced: the record that will refer to it is written only after durable.flush().
-      await this.guard.mutex.run(async () => {
-        if (ingestFile) {
-          await fs.rename(ingestFile, blobPath);
-          ingestFile = undefined;
-          this.guard.mark(blobKey(sha256Hex(desc.digest, 'digest')));
-        }
-        if (tmpDir) {
-          await fs.rename(tmpDir, this.layout.snapshotDir(chainId));
-          this.guard.mark(snapshotKey(sha256Hex(chainId, 'chain ID')));
-        }
-        this.durable.notePublished();
-      });
+      const meta: SnapshotMeta = { diffId, chainId, size: result.size, inodes: result.inodes, blobDigests: [desc.digest], standsAlone: result.lowerLinks === 0 };
+      await this.publish(tmpDir, meta, signal);
       timer.mark('publish');
       timer.done();
       this.logger.info(
-        { layer: desc.digest, chainId, bytes: result.blobSize, compression: result.compression, downloaded: !haveBlob, unpacked: want === 'snapshot', ms: Date.now() - started },
-        want === 'snapshot' ? 'layer unpacked' : 'layer blob stored',
+        { layer: desc.digest, chainId, bytes: result.blobSize, compression: result.compression, ms: Date.now() - started },
+        'layer unpacked',
       );
     } catch (err) {
       timer.done('failed');
-      if (tmpDir) await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
-      if (ingestFile) await fs.rm(ingestFile, { force: true }).catch(() => undefined);
+      await fs.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw describeFailure(layer, err, signal);
     }
+  }
+
+  /**
+   * Writes meta.json last and renames the complete tree to its chain's name. Published unsynced:
+   * the record that will refer to it is written only after durable.flush().
+   */
+  private async publish(tmpDir: string, meta: SnapshotMeta, signal: AbortSignal): Promise<void> {
+    await fs.writeFile(`${tmpDir}/meta.json`, JSON.stringify(meta), { mode: 0o600 });
+    signal.throwIfAborted();
+    await this.guard.mutex.run(async () => {
+      await fs.rename(tmpDir, this.layout.snapshotDir(meta.chainId));
+      this.guard.mark(snapshotKey(sha256Hex(meta.chainId, 'chain ID')));
+      this.durable.notePublished();
+    });
   }
 
   /**
@@ -235,4 +262,13 @@ function describeFailure(layer: LayerToIngest, err: unknown, signal: AbortSignal
     return new StoreError('bad-layer', `layer ${digest} cannot be decompressed: ${errorMessage(err)}`, { cause: err });
   }
   return new StoreError('bad-layer', `layer ${digest} could not be downloaded and unpacked: ${errorMessage(err)}`, { cause: err });
+}
+
+async function readSnapshotMeta(path: string): Promise<SnapshotMeta | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(path, 'utf8')) as SnapshotMeta;
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
 }

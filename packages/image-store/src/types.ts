@@ -13,7 +13,7 @@ export interface Platform {
 }
 
 export interface LayerRecord {
-  /** Digest of the layer blob as distributed (usually compressed). */
+  /** Digest of the layer blob as distributed (usually compressed); verified while it unpacked, not kept. */
   digest: string;
   mediaType: string;
   size: number;
@@ -34,7 +34,7 @@ export interface ImageRecord {
   configSize: number;
   /** Bottom layer first. */
   layers: LayerRecord[];
-  /** Config size + sum of layer blob sizes. */
+  /** Config size + sum of layer blob sizes (the image as distributed; the layer blobs are not kept). */
   size: number;
   /** The config's User ("" when unset). */
   user: string;
@@ -73,4 +73,15 @@ export interface SnapshotMeta {
   size: number;
   /** Inodes the unpacked layer uses. */
   inodes: number;
+  /**
+   * The layer blob digests (as distributed, usually compressed) this tree was verified against:
+   * the one it was unpacked from, or, in a store migrated from one that kept layer blobs, every
+   * stored blob of it. Absent only in a migrated store's snapshots that no image named.
+   */
+  blobDigests?: string[];
+  /**
+   * True when the tree does not depend on the layers below it (no hard link into them had to be
+   * copied in), so that it can be copied to make the same layer's snapshot under another parent.
+   */
+  standsAlone?: boolean;
 }

@@ -10,4 +10,5 @@ export const UNPACK_TOOLS: readonly HostTool[] = [
   { name: 'getfattr', path: 'getfattr', debianPackage: 'attr' },
   { name: 'mknod', path: 'mknod', debianPackage: 'coreutils' },
   { name: 'sync', path: 'sync', debianPackage: 'coreutils' },
+  { name: 'cp', path: 'cp', debianPackage: 'coreutils' },
 ];

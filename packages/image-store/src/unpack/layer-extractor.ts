@@ -107,6 +107,8 @@ export class LayerExtractor {
   private readonly xattrs = new Map<string, Map<string, Buffer>>();
   /** Overlay attributes found in the archive and not applied. */
   droppedXattrs = 0;
+  /** Hard links into lower layers this layer resolved by copying the lower file in (0: the tree is the same under any parent). */
+  lowerLinks = 0;
   private finished = false;
 
   constructor(
@@ -355,6 +357,7 @@ export class LayerExtractor {
   private async resolveLowerLinks(): Promise<void> {
     const links = [...this.states].filter((pair): pair is [string, Extract<PathState, { kind: 'pending-link' }>] => pair[1].kind === 'pending-link');
     if (links.length === 0) return;
+    this.lowerLinks = links.length;
     const lowerDirs = await this.options.lowerDirs();
     for (const [path, link] of links) {
       const existing = this.states.get(link.target);

@@ -1,13 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StoreError } from '../errors.js';
 import { DEFAULT_EXTRACTION_LIMITS, LIMIT_KEYS, LimitError, type ExtractionLimits, type SpaceReserve } from '../limits.js';
 import { readTar } from '../tar/tar-reader.js';
 import { createDecompressor, detectCompression, type Compression } from './decompress.js';
-import { appenderFor, type FileAppender } from './file-writer.js';
 import { LayerExtractor } from './layer-extractor.js';
 import type { EarlyWriteback } from '../writeback.js';
 
@@ -25,19 +22,17 @@ export interface UnpackLayerRequest {
   expectedDigest?: string;
   /** Default DEFAULT_EXTRACTION_LIMITS; minFreeBytes is `space`'s business. */
   limits?: ExtractionLimits;
-  /** Checked before anything is written and while the blob and the tree grow. */
+  /** Checked before anything is written and while the tree grows. */
   space?: SpaceReserve;
-  /** When set, the raw bytes are also written here (created exclusively; not fsynced). */
-  blobFile?: string;
-  /** Empty directory to unpack into; without one the tar stream is only hashed (for its diff ID). */
-  fsDir?: string | undefined;
+  /** Empty directory to unpack into. The raw bytes are hashed and counted, never stored. */
+  fsDir: string;
   lowerDirs: () => Promise<string[]>;
   signal?: AbortSignal;
   /** Used in messages. */
   layerDigest: string;
   /** Called once every blob byte has arrived and been verified (the unpack may still be running). */
   onBlobEnd?: () => void;
-  /** When set, the blob file and large unpacked files are handed to it once complete, to be written out early. */
+  /** When set, large unpacked files are handed to it once complete, to be written out early. */
   writeback?: EarlyWriteback;
 }
 
@@ -49,20 +44,22 @@ export interface UnpackLayerResult {
   size: number;
   inodes: number;
   droppedXattrs: number;
+  /** Hard links into lower layers, resolved by copying the lower files in. */
+  lowerLinks: number;
 }
 
 /** How far the download may run ahead of unpacking (per layer; several layers download at once). */
 const READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 /**
- * Raw bytes are passed on (and written to the blob file) in pieces of up to this size: a download
- * arrives in chunks of 16-64 KiB, and each chunk handed to the decompressor or to a file write on
- * its own is a round trip to the thread pool that costs more than copying it into a larger piece.
+ * Raw bytes are passed on in pieces of up to this size: a download arrives in chunks of 16-64 KiB,
+ * and each chunk handed to the decompressor on its own is a round trip to the thread pool that
+ * costs more than copying it into a larger piece.
  */
 const BATCH_BYTES = 1024 * 1024;
 
 /**
- * Hashes, counts and verifies the raw bytes and copies them to the blob file while passing them on.
+ * Hashes, counts and verifies the raw bytes while passing them on.
  * Chunks are gathered into pieces of up to BATCH_BYTES; a piece goes on when it is full, when the
  * last byte of the blob has arrived, or when the source has nothing more for now (so a slow download
  * is still unpacked as it arrives). It reads ahead of the unpack, so it sees the end of the blob
@@ -76,8 +73,6 @@ class BlobTee extends Transform {
   private batchLength = 0;
   /** Sends a part-filled piece on once the source has paused. */
   private idleFlush: NodeJS.Immediate | undefined;
-  /** The blob file's writes, in order; settles once the last one is queued (or failed). */
-  private writes: Promise<void> = Promise.resolve();
   size = 0;
   /** The first verification failure: it explains whatever else fails after it. */
   failure: StoreError | undefined;
@@ -86,8 +81,6 @@ class BlobTee extends Transform {
     private readonly expectedSize: number,
     private readonly expectedDigest: string | undefined,
     private readonly layerDigest: string,
-    private readonly file: FileAppender | undefined,
-    private readonly space: SpaceReserve | undefined,
     private readonly onEnd: (() => void) | undefined,
   ) {
     super({ highWaterMark: READ_AHEAD_BYTES });
@@ -112,10 +105,9 @@ class BlobTee extends Transform {
     if (this.size === this.expectedSize && this.expectedDigest !== undefined && this.blobDigest() !== this.expectedDigest) {
       return this.fail(callback, 'digest-mismatch', `expected digest ${this.expectedDigest}, got ${this.blobDigest()}`);
     }
-    for (const piece of this.gather(chunk, this.size === this.expectedSize)) this.send(piece);
+    for (const piece of this.gather(chunk, this.size === this.expectedSize)) this.push(piece);
     if (this.batchLength > 0) this.idleFlush = setImmediate(() => this.flushIdle());
-    if (!this.file) return callback();
-    this.writes.then(() => callback(), callback);
+    callback();
   }
 
   /** The pieces ready to go on once `chunk` is added; `last`: the blob is complete, send everything. */
@@ -143,24 +135,11 @@ class BlobTee extends Transform {
     return piece;
   }
 
-  /** Passes `piece` on and queues its write to the blob file behind the ones before. */
-  private send(piece: Buffer): void {
-    this.push(piece);
-    const file = this.file;
-    if (!file) return;
-    this.writes = this.writes.then(() => {
-      const spending = this.space?.spend(piece.length);
-      return spending ? spending.then(() => file.write(piece)) : file.write(piece);
-    });
-    // A failure is reported by the next transform or the flush, whichever waits for it first.
-    this.writes.catch(() => undefined);
-  }
-
   private flushIdle(): void {
     this.idleFlush = undefined;
     if (this.destroyed) return;
     const piece = this.takeBatch();
-    if (piece) this.send(piece);
+    if (piece) this.push(piece);
   }
 
   private cancelIdleFlush(): void {
@@ -173,18 +152,9 @@ class BlobTee extends Transform {
     if (this.size < this.expectedSize) return this.fail(callback, 'size-mismatch', `expected ${this.expectedSize} bytes, got ${this.size}`);
     // Only an empty blob leaves nothing sent here (any other sends its last piece with its last byte).
     const piece = this.takeBatch();
-    if (piece) this.send(piece);
-    const file = this.file;
-    const written = file ? this.writes.then(() => file.flush()) : Promise.resolve();
-    written.then(() => {
-      this.onEnd?.();
-      callback();
-    }, callback);
-  }
-
-  /** Settles once no write of this tee is pending or still to be queued (after it ended or was destroyed). */
-  async writesSettled(): Promise<void> {
-    await this.writes.catch(() => undefined);
+    if (piece) this.push(piece);
+    this.onEnd?.();
+    callback();
   }
 
   override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
@@ -261,9 +231,9 @@ async function peekHead(readable: Readable, length: number, signal: AbortSignal 
 }
 
 /**
- * One pass over the layer bytes: they are hashed, counted and (optionally) saved as the blob
- * while being decompressed and unpacked, with the uncompressed tar hashed for the diff ID.
- * Verification against expected digests is the caller's job; this only measures.
+ * One pass over the layer bytes: they are hashed and counted while being decompressed and
+ * unpacked, with the uncompressed tar hashed for the diff ID. Verification against expected
+ * digests is the caller's job; this only measures.
  */
 export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLayerResult> {
   const { signal } = request;
@@ -272,81 +242,52 @@ export async function unpackLayer(request: UnpackLayerRequest): Promise<UnpackLa
   // unhandled (that would end the process); the pipeline still reports it.
   readable.on('error', () => undefined);
   const limits = request.limits ?? DEFAULT_EXTRACTION_LIMITS;
-  let file: FileHandle | undefined;
-  let appender: FileAppender | undefined;
-  /** Set once the complete blob file is handed to request.writeback, which then closes it. */
-  let fileHandedOver = false;
-  let tee: BlobTee | undefined;
-  let head: Buffer;
+  let compression: Compression;
+  let decompressor: ReturnType<typeof createDecompressor>;
   try {
-    await request.space?.check(request.blobFile ? request.expectedSize : 0);
-    if (request.blobFile) file = await fs.open(request.blobFile, 'wx', 0o600);
-    head = await peekHead(readable, 4, signal);
+    await request.space?.check(0);
+    compression = detectCompression(await peekHead(readable, 4, signal));
+    decompressor = createDecompressor(compression);
   } catch (err) {
     readable.destroy();
-    await file?.close();
     throw err;
   }
-  try {
-    const compression = detectCompression(head);
-    const decompressor = createDecompressor(compression);
-    appender = file && appenderFor(file);
-    const blobEnd = (): void => {
-      if (file && request.writeback?.takes(request.expectedSize)) {
-        const complete = file;
-        request.writeback.submit(complete.fd, request.expectedSize, () => complete.close());
-        fileHandedOver = true;
-      }
-      request.onBlobEnd?.();
-    };
-    tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, appender, request.space, blobEnd);
-    const output = decompressor?.stream ?? new PassThrough();
-    const piped = pipeline(readable, tee, output, signal ? { signal } : {});
-    piped.catch(() => undefined);
+  const tee = new BlobTee(request.expectedSize, request.expectedDigest, request.layerDigest, request.onBlobEnd);
+  const output = decompressor?.stream ?? new PassThrough();
+  const piped = pipeline(readable, tee, output, signal ? { signal } : {});
+  piped.catch(() => undefined);
 
-    const diffHash = createHash('sha256');
-    const extractor = request.fsDir === undefined ? undefined : new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs, writeback: request.writeback });
-    // Only an unpack writes the tar out; hashing it alone costs no disk.
-    const budget = new TarBudget(limits.maxLayerBytes, extractor ? request.space : undefined);
-    const onChunk = (chunk: Buffer): Promise<void> | undefined => {
-      diffHash.update(chunk);
-      return budget.spend(chunk);
-    };
-    try {
-      if (extractor) {
-        await readTar(output, (entry, content) => extractor.apply(entry, content), {
-          onChunk,
-          maxEntries: limits.maxLayerEntries,
-          maxPaxHeaderBytes: limits.maxPaxHeaderBytes,
-        });
-      } else {
-        for await (const chunk of output) onChunk(chunk as Buffer);
-      }
-      await piped;
-      await decompressor?.finished();
-    } catch (err) {
-      output.destroy();
-      readable.destroy();
-      await piped.catch(() => undefined);
-      // Streams torn down by an abort or a failed verification fail with assorted errors; report the cause.
-      if (signal?.aborted) throw signal.reason;
-      throw tee.failure ?? err;
-    }
-    const stats = extractor ? await extractor.finish() : { size: 0, inodes: 0 };
-    return {
-      blobDigest: tee.blobDigest(),
-      blobSize: tee.size,
-      diffId: `sha256:${diffHash.digest('hex')}`,
-      compression,
-      size: stats.size,
-      inodes: stats.inodes,
-      droppedXattrs: extractor?.droppedXattrs ?? 0,
-    };
-  } finally {
-    // Writes still queued must end before the descriptor is closed (and its number reused), and
-    // so must writes not queued yet: one waiting for a free-space check when the unpack failed.
-    await tee?.writesSettled();
-    await appender?.flush().catch(() => undefined);
-    if (!fileHandedOver) await file?.close();
+  const diffHash = createHash('sha256');
+  const extractor = new LayerExtractor(request.fsDir, { lowerDirs: request.lowerDirs, writeback: request.writeback });
+  const budget = new TarBudget(limits.maxLayerBytes, request.space);
+  try {
+    await readTar(output, (entry, content) => extractor.apply(entry, content), {
+      onChunk: (chunk) => {
+        diffHash.update(chunk);
+        return budget.spend(chunk);
+      },
+      maxEntries: limits.maxLayerEntries,
+      maxPaxHeaderBytes: limits.maxPaxHeaderBytes,
+    });
+    await piped;
+    await decompressor?.finished();
+  } catch (err) {
+    output.destroy();
+    readable.destroy();
+    await piped.catch(() => undefined);
+    // Streams torn down by an abort or a failed verification fail with assorted errors; report the cause.
+    if (signal?.aborted) throw signal.reason;
+    throw tee.failure ?? err;
   }
+  const stats = await extractor.finish();
+  return {
+    blobDigest: tee.blobDigest(),
+    blobSize: tee.size,
+    diffId: `sha256:${diffHash.digest('hex')}`,
+    compression,
+    size: stats.size,
+    inodes: stats.inodes,
+    droppedXattrs: extractor.droppedXattrs,
+    lowerLinks: extractor.lowerLinks,
+  };
 }

@@ -3,6 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import type { AuthCredentials } from '@skiff/registry';
+import { toCriImage } from '../convert.js';
 import { toStatusError } from '../errors.js';
 import type { PullMetrics } from '../pull-metrics.js';
 import type { Puller } from '../puller.js';
@@ -25,6 +26,9 @@ export async function pullImageCall(puller: Puller, request: cri.PullImageReques
   const started = performance.now();
   try {
     const record = await puller.pull({ reference, annotations: request.image?.annotations ?? {}, signal, ...(auth ? { auth } : {}) });
+    // The record's CRI Image (copied, frozen and encoded once: ~0.2-0.5 ms) is made here, so the
+    // ImageStatus the kubelet sends right after the pull finds it ready instead of paying for it.
+    toCriImage(record);
     metrics?.succeeded(record.size, (performance.now() - started) / 1000);
     return { image_ref: record.id };
   } catch (err) {
