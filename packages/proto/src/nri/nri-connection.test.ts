@@ -55,8 +55,8 @@ test('a plugin registers and the runtime configures it, both ways on one connect
     assert.equal(request.request_timeout, '2000');
     return { events: (1 << 1) | (1 << 4) };
   });
-  await plugin.callRuntime('RegisterPlugin', { plugin_name: 'logger', plugin_idx: '10', NRI_version: 'v0.12.2' }, 1000);
-  assert.deepEqual(registered, ['10-logger@v0.12.2']);
+  await plugin.callRuntime('RegisterPlugin', { plugin_name: 'logger', plugin_idx: '10', NRI_version: 'v0.12.5' }, 1000);
+  assert.deepEqual(registered, ['10-logger@v0.12.5']);
   const configured = await runtime.callPlugin('Configure', { runtime_name: 'skiff', request_timeout: 2000 }, 1000);
   assert.equal(configured.events, 18);
   runtime.close();

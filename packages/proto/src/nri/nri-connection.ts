@@ -9,7 +9,7 @@ import { TtrpcCallError, TtrpcCode, TtrpcPeer } from './ttrpc-peer.js';
 
 export const NRI_API_PACKAGE = 'nri.pkg.api.v1alpha1';
 /** The containerd/nri release whose pkg/api/api.proto nri.proto matches. */
-export const NRI_VERSION = 'v0.12.2';
+export const NRI_VERSION = 'v0.12.5';
 
 type MethodParts<D> = D extends MethodDefinition<infer Req, infer Res, infer ReqOut, infer ResOut> ? { req: Req; res: Res; reqOut: ReqOut; resOut: ResOut } : never;
 type RequestOf<D> = MethodParts<D>['req'];
