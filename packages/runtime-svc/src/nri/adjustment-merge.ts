@@ -29,6 +29,8 @@ export interface MergedAdjustment {
   unified: Owned<string>;
   /** Which plugin set or removed each adjusted thing ("annotation foo", "memory limit", ...). */
   owners: Map<string, string>;
+  /** The plugins that added OCI hooks (hooks add up; they never conflict). */
+  hookOwners: string[];
 }
 
 export const HOOK_KINDS = ['prestart', 'create_runtime', 'create_container', 'start_container', 'poststart', 'poststop'] as const;
@@ -49,6 +51,7 @@ export function emptyAdjustment(): MergedAdjustment {
     hugepages: new Map(),
     unified: new Map(),
     owners: new Map(),
+    hookOwners: [],
   };
 }
 
@@ -97,7 +100,10 @@ export function mergeAdjustment(merged: MergedAdjustment, plugin: string, contai
     claim(merged, `rlimit ${rlimit.type}`, plugin, container);
     merged.rlimits.set(rlimit.type, { hard: Number(rlimit.hard), soft: Number(rlimit.soft) });
   }
-  if (adjust.hooks) for (const kind of HOOK_KINDS) merged.hooks[kind].push(...adjust.hooks[kind]);
+  if (adjust.hooks && HOOK_KINDS.some((kind) => adjust.hooks![kind].length > 0)) {
+    for (const kind of HOOK_KINDS) merged.hooks[kind].push(...adjust.hooks[kind]);
+    if (!merged.hookOwners.includes(plugin)) merged.hookOwners.push(plugin);
+  }
   if (adjust.args.length > 0) {
     claim(merged, 'arguments', plugin, container);
     merged.args = adjust.args;
