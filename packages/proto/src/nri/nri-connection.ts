@@ -17,6 +17,10 @@ type ResponseOf<D> = MethodParts<D>['res'];
 type RequestOutputOf<D> = MethodParts<D>['reqOut'];
 type ResponseOutputOf<D> = MethodParts<D>['resOut'];
 
+/** What the runtime sends with a Plugin method, and what it gets back. */
+export type PluginRequest<M extends PluginMethod> = RequestOf<PluginDefinition[M]>;
+export type PluginResponse<M extends PluginMethod> = ResponseOutputOf<PluginDefinition[M]>;
+
 export type PluginMethod = Exclude<keyof PluginDefinition, keyof object | number | symbol> & string;
 export type RuntimeMethod = Exclude<keyof RuntimeDefinition, keyof object | number | symbol> & string;
 
