@@ -1,8 +1,8 @@
 // A plugin for Skiff's NRI tests, built on the NRI plugin stub of github.com/containerd/nri: it
 // speaks NRI exactly as the community's plugins do. -mode picks what it does:
 //   logger     appends "<Event> <pod> <container>" to -log for every event
-//   adjust     at CreateContainer adds the environment variable, annotation, device, OCI hook and
-//              rlimit its flags name, to containers whose name starts with -only (all if empty)
+//   adjust     at CreateContainer adds the environment variable, annotation, device, OCI hook,
+//              rlimit and memory limit its flags name, to containers whose name starts with -only (all if empty)
 //   validator  refuses every container whose name starts with -refuse, with a reason
 //   hang       never answers CreateContainer
 //   crash      exits in the middle of CreateContainer
@@ -30,7 +30,7 @@ var (
 	env        = flag.String("env", "", "adjust: KEY=VALUE")
 	annotation = flag.String("annotation", "", "adjust: KEY=VALUE")
 	device     = flag.String("device", "", "adjust: PATH:MAJOR:MINOR, a character device")
-	hook       = flag.String("hook", "", "adjust: a createRuntime hook to run (path, then its arguments, space-separated)")
+	hook       = flag.String("hook", "", "adjust: a createRuntime hook, a /bin/sh script")
 	nofile     = flag.Uint64("nofile", 0, "adjust: RLIMIT_NOFILE soft and hard")
 	memory     = flag.Int64("memory", 0, "adjust: memory limit in bytes")
 	refuse     = flag.String("refuse", "", "validator: container name prefix to refuse")
@@ -114,8 +114,7 @@ func (adjuster) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Con
 		a.AddDevice(&api.LinuxDevice{Path: path, Type: "c", Major: major, Minor: minor, FileMode: &api.OptionalFileMode{Value: 0o666}})
 	}
 	if *hook != "" {
-		args := strings.Fields(*hook)
-		a.AddHooks(&api.Hooks{CreateRuntime: []*api.Hook{{Path: args[0], Args: args}}})
+		a.AddHooks(&api.Hooks{CreateRuntime: []*api.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", *hook}}}})
 	}
 	if *nofile != 0 {
 		a.AddRlimit("RLIMIT_NOFILE", *nofile, *nofile)
