@@ -51,6 +51,8 @@ main() {
   rm -rf "$dir"
   mv "$stage" "$dir"
   trap - EXIT
+  # Builds of other versions or module files are not needed any more.
+  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" ! -name '*.tmp-*' -exec rm -rf {} +
   echo "$bin"
 }
 

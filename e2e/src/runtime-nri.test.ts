@@ -134,6 +134,21 @@ describe('NRI', () => {
     }
   });
 
+  test("the community's default validator refuses hook injection, naming the plugin, and requires plugins", async () => {
+    const strict = await plugin('default-validator', '90', ['-mode', 'default-validator', '-reject-hooks', '-required', 'adjust']);
+    const adjuster = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'hooked-', '-hook', 'true', '-env', 'A=1']);
+    try {
+      await rejectsWithCode(h.createContainer(pod, 'hooked-1'), status.FAILED_PRECONDITION, /"90-default-validator" refused .*plugin "20-adjust" attempted restricted OCI hook injection/);
+      await h.createContainer(pod, 'unhooked-1');
+      await adjuster.stop();
+      await until('the adjuster to be gone', () => logged('NRI connection closed', '20-adjust'));
+      await rejectsWithCode(h.createContainer(pod, 'unhooked-2'), status.FAILED_PRECONDITION, /required plugin "adjust"/);
+    } finally {
+      await adjuster.stop();
+      await strict.stop();
+    }
+  });
+
   test('two plugins adjusting the same variable are refused, both named', async () => {
     const first = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'clash-', '-env', 'SAME=1']);
     const second = await plugin('adjust2', '25', ['-mode', 'adjust', '-only', 'clash-', '-env', 'SAME=2']);

@@ -1,11 +1,14 @@
 // A plugin for Skiff's NRI tests, built on the NRI plugin stub of github.com/containerd/nri: it
 // speaks NRI exactly as the community's plugins do. -mode picks what it does:
-//   logger     appends "<Event> <pod> <container>" to -log for every event
-//   adjust     at CreateContainer adds the environment variable, annotation, device, OCI hook,
-//              rlimit and memory limit its flags name, to containers whose name starts with -only (all if empty)
-//   validator  refuses every container whose name starts with -refuse, with a reason
-//   hang       never answers CreateContainer
-//   crash      exits in the middle of CreateContainer
+//
+//	logger     appends "<Event> <pod> <container>" to -log for every event
+//	adjust     at CreateContainer adds the environment variable, annotation, device, OCI hook,
+//	           rlimit and memory limit its flags name, to containers whose name starts with -only (all if empty)
+//	validator  refuses every container whose name starts with -refuse, with a reason
+//	default-validator  the community's default validator (plugins/default-validator of the
+//	           containerd/nri module), refusing hook injection and requiring plugins as flags say
+//	hang       never answers CreateContainer
+//	crash      exits in the middle of CreateContainer
 package main
 
 import (
@@ -18,22 +21,25 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
+	validator "github.com/containerd/nri/plugins/default-validator"
 )
 
 var (
-	mode       = flag.String("mode", "logger", "logger, adjust, validator, hang or crash")
-	name       = flag.String("name", "", "plugin name")
-	idx        = flag.String("idx", "", "plugin index")
-	socket     = flag.String("socket", "", "NRI socket")
-	logPath    = flag.String("log", "", "logger: file the events go to")
-	only       = flag.String("only", "", "adjust: container name prefix")
-	env        = flag.String("env", "", "adjust: KEY=VALUE")
-	annotation = flag.String("annotation", "", "adjust: KEY=VALUE")
-	device     = flag.String("device", "", "adjust: PATH:MAJOR:MINOR, a character device")
-	hook       = flag.String("hook", "", "adjust: a createRuntime hook, a /bin/sh script")
-	nofile     = flag.Uint64("nofile", 0, "adjust: RLIMIT_NOFILE soft and hard")
-	memory     = flag.Int64("memory", 0, "adjust: memory limit in bytes")
-	refuse     = flag.String("refuse", "", "validator: container name prefix to refuse")
+	mode        = flag.String("mode", "logger", "logger, adjust, validator, hang or crash")
+	name        = flag.String("name", "", "plugin name")
+	idx         = flag.String("idx", "", "plugin index")
+	socket      = flag.String("socket", "", "NRI socket")
+	logPath     = flag.String("log", "", "logger: file the events go to")
+	only        = flag.String("only", "", "adjust: container name prefix")
+	env         = flag.String("env", "", "adjust: KEY=VALUE")
+	annotation  = flag.String("annotation", "", "adjust: KEY=VALUE")
+	device      = flag.String("device", "", "adjust: PATH:MAJOR:MINOR, a character device")
+	hook        = flag.String("hook", "", "adjust: a createRuntime hook, a /bin/sh script")
+	nofile      = flag.Uint64("nofile", 0, "adjust: RLIMIT_NOFILE soft and hard")
+	memory      = flag.Int64("memory", 0, "adjust: memory limit in bytes")
+	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse")
+	rejectHooks = flag.Bool("reject-hooks", false, "default-validator: refuse OCI hook injection")
+	required    = flag.String("required", "", "default-validator: plugins that must have been consulted, comma-separated")
 )
 
 type logger struct{ mu sync.Mutex }
@@ -62,8 +68,12 @@ func (l *logger) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	}
 	return nil, nil
 }
-func (l *logger) RunPodSandbox(_ context.Context, p *api.PodSandbox) error  { return l.write("RunPodSandbox", p, nil) }
-func (l *logger) StopPodSandbox(_ context.Context, p *api.PodSandbox) error { return l.write("StopPodSandbox", p, nil) }
+func (l *logger) RunPodSandbox(_ context.Context, p *api.PodSandbox) error {
+	return l.write("RunPodSandbox", p, nil)
+}
+func (l *logger) StopPodSandbox(_ context.Context, p *api.PodSandbox) error {
+	return l.write("StopPodSandbox", p, nil)
+}
 func (l *logger) RemovePodSandbox(_ context.Context, p *api.PodSandbox) error {
 	return l.write("RemovePodSandbox", p, nil)
 }
@@ -125,9 +135,9 @@ func (adjuster) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Con
 	return a, nil, nil
 }
 
-type validator struct{}
+type refuser struct{}
 
-func (validator) ValidateContainerAdjustment(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
+func (refuser) ValidateContainerAdjustment(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
 	if *refuse != "" && strings.HasPrefix(req.GetContainer().GetName(), *refuse) {
 		return fmt.Errorf("containers named %s* are not allowed on this node", *refuse)
 	}
@@ -156,7 +166,13 @@ func main() {
 	case "adjust":
 		impl = adjuster{}
 	case "validator":
-		impl = validator{}
+		impl = refuser{}
+	case "default-validator":
+		cfg := &validator.DefaultValidatorConfig{Enable: true, RejectOCIHookAdjustment: *rejectHooks}
+		if *required != "" {
+			cfg.RequiredPlugins = strings.Split(*required, ",")
+		}
+		impl = validator.NewDefaultValidator(cfg)
 	case "hang":
 		impl = hanger{}
 	case "crash":
