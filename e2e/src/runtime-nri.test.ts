@@ -4,12 +4,13 @@
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
  * or crashes mid-call costs one request timeout and is disconnected; raw peers sending oversized or
- * malformed frames, or never registering, are disconnected while pods keep being made.
+ * malformed frames, or never registering, are disconnected while pods keep being made; after a
+ * restart a pre-installed plugin is started with its configuration file and synchronized.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -194,5 +195,22 @@ describe('NRI', () => {
     const silent = await open();
     silent.on('error', () => {});
     await Promise.all([closed(oversized), closed(garbage), closed(silent), h.runPod()]);
+  });
+
+  test('after a restart, a pre-installed plugin is started with its configuration and synchronized with the pods there are', async () => {
+    const log = join(base, 'preinstalled.log');
+    await mkdir(join(h.skiff.dir, 'nri-plugins'), { recursive: true });
+    await mkdir(join(h.skiff.dir, 'nri-conf.d'), { recursive: true });
+    const wrapper = join(h.skiff.dir, 'nri-plugins', '05-prelogger');
+    await writeFile(wrapper, `#!/bin/sh\nexec ${binary} -mode logger -log ${log}\n`);
+    await chmod(wrapper, 0o755);
+    await writeFile(join(h.skiff.dir, 'nri-conf.d', 'prelogger.conf'), 'configured-by-file\n');
+    await h.restartSkiff();
+    await until('the pre-installed plugin to register', () => logged('NRI plugin registered', '05-prelogger'));
+    await h.createContainer(pod, 'seen-by-prelogger');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    assert.equal(lines[0], 'Configure configured-by-file -');
+    assert.ok(lines.includes(`Synchronize ${pod.config.metadata?.name} -`));
+    assert.ok(lines.includes(`CreateContainer ${pod.config.metadata?.name} seen-by-prelogger`));
   });
 });

@@ -5,7 +5,8 @@
  *
  *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, logLevel?, dir? }): Promise<SkiffInstance>
  *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig, nriConfig: of [image], [stream], [logs], [nri]
- *       (the NRI socket is <runDir>/nri.sock unless nriConfig names another)
+ *       (the NRI socket is <runDir>/nri.sock, its plugin and configuration directories
+ *       <dir>/nri-plugins and <dir>/nri-conf.d, unless nriConfig names others)
  *       dir: the directory of an earlier instance stopped with stop({ keepDir: true }); its
  *       configuration and state are used again (registriesConf and config are then ignored)
  *   interface SkiffInstance {
@@ -113,7 +114,13 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         options.logsConfig ?? '',
         `[nri]`,
         // Never the node's /var/run/nri/nri.sock: instances run beside each other.
-        ...(options.nriConfig?.includes('socket') ? [] : [`socket = "${join(runDir, 'nri.sock')}"`]),
+        ...[
+          ['socket', join(runDir, 'nri.sock')],
+          ['plugin_dir', join(dir, 'nri-plugins')],
+          ['plugin_config_dir', join(dir, 'nri-conf.d')],
+        ]
+          .filter(([key]) => !new RegExp(`^${key} *=`, 'm').test(options.nriConfig ?? ''))
+          .map(([key, value]) => `${key} = "${value}"`),
         options.nriConfig ?? '',
         `[runtime]`,
         `metrics_address = "127.0.0.1:0"`,

@@ -113,6 +113,10 @@ export interface NriConfig {
   enable: boolean;
   /** Root-only socket external plugins connect to. */
   socket: string;
+  /** Pre-installed plugins, "<index>-<name>" executables, started with a connected socket. */
+  plugin_dir: string;
+  /** Their configuration: "<index>-<name>.conf", else "<name>.conf". */
+  plugin_config_dir: string;
   /** How long a connected plugin has to register, and a registered one to answer one request. */
   registration_timeout: string;
   request_timeout: string;
@@ -200,6 +204,8 @@ export function defaultConfig(): SkiffConfig {
     nri: {
       enable: true,
       socket: '/var/run/nri/nri.sock',
+      plugin_dir: '/opt/nri/plugins',
+      plugin_config_dir: '/etc/nri/conf.d',
       registration_timeout: '5s',
       request_timeout: '2s',
     },
@@ -359,6 +365,8 @@ function validate(config: SkiffConfig): void {
     ['logs.state_dir', config.logs.state_dir],
     ['logs.journalctl', config.logs.journalctl],
     ['nri.socket', config.nri.socket],
+    ['nri.plugin_dir', config.nri.plugin_dir],
+    ['nri.plugin_config_dir', config.nri.plugin_config_dir],
   ] as const) {
     if (!value.startsWith('/')) throw new ConfigError(`"${key}" must be an absolute path, got "${value}"`);
   }

@@ -38,6 +38,8 @@ async function main(): Promise<void> {
   if (config.nri.enable) {
     const nri = new NriRuntime({
       socket: config.nri.socket,
+      pluginDir: config.nri.plugin_dir,
+      pluginConfigDir: config.nri.plugin_config_dir,
       registrationTimeoutMs: parseDuration(config.nri.registration_timeout) ?? 5000,
       requestTimeoutMs: parseDuration(config.nri.request_timeout) ?? 2000,
       runtimeVersion: ctx.runtimeVersion,
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     });
     await nri.listen();
     ctx.nri = nri;
+    await nri.launchPreinstalled();
   }
 
   const server = new Server(CHANNEL_OPTIONS);

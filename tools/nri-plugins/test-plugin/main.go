@@ -29,7 +29,7 @@ var (
 	name        = flag.String("name", "", "plugin name")
 	idx         = flag.String("idx", "", "plugin index")
 	socket      = flag.String("socket", "", "NRI socket")
-	logPath     = flag.String("log", "", "logger: file the events go to")
+	logPath     = flag.String("log", "", "logger: file the events go to (Configure logs its configuration as the pod name)")
 	only        = flag.String("only", "", "adjust: container name prefix")
 	env         = flag.String("env", "", "adjust: KEY=VALUE")
 	annotation  = flag.String("annotation", "", "adjust: KEY=VALUE")
@@ -58,6 +58,10 @@ func (l *logger) write(event string, pod *api.PodSandbox, ctr *api.Container) er
 	}
 	_, err = fmt.Fprintf(f, "%s %s %s\n", event, pod.GetName(), c)
 	return err
+}
+
+func (l *logger) Configure(_ context.Context, config, runtime, version string) (api.EventMask, error) {
+	return 0, l.write("Configure", &api.PodSandbox{Name: strings.TrimSpace(config)}, nil)
 }
 
 func (l *logger) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
@@ -181,7 +185,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", *mode)
 		os.Exit(2)
 	}
-	opts := []stub.Option{stub.WithPluginName(*name), stub.WithPluginIdx(*idx)}
+	// Started by the runtime, the plugin has its name and index from the environment.
+	opts := []stub.Option{}
+	if *name != "" {
+		opts = append(opts, stub.WithPluginName(*name))
+	}
+	if *idx != "" {
+		opts = append(opts, stub.WithPluginIdx(*idx))
+	}
 	if *socket != "" {
 		opts = append(opts, stub.WithSocketPath(*socket))
 	}

@@ -7,9 +7,12 @@ import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { emptyAdjustment, mergeAdjustment, NriConflictError, NriUnsupportedError, type MergedAdjustment } from './adjustment-merge.js';
 import { nriAdjustment, nriContainer, nriOwners, nriPod } from './nri-messages.js';
 import { NriEvent, NriPlugin, NriPluginFailure, VALID_EVENT_MASK } from './nri-plugin.js';
+import { launchPreinstalledPlugins, type LaunchedPlugin } from './plugin-launcher.js';
 
 export interface NriRuntimeOptions {
   socket: string;
+  pluginDir: string;
+  pluginConfigDir: string;
   registrationTimeoutMs: number;
   requestTimeoutMs: number;
   runtimeVersion: string;
@@ -35,6 +38,7 @@ export class NriRuntime {
   private plugins: NriPlugin[] = [];
   private server: Server | undefined;
   private unregistered = 0;
+  private launched: LaunchedPlugin[] = [];
 
   constructor(private readonly o: NriRuntimeOptions) {}
 
@@ -61,16 +65,25 @@ export class NriRuntime {
     this.o.log.info({ socket: this.o.socket }, 'NRI plugin socket ready');
   }
 
+  /** Starts the pre-installed plugins; each registers over its own connected socket. */
+  async launchPreinstalled(): Promise<void> {
+    this.launched = await launchPreinstalledPlugins(this.o.pluginDir, this.o.pluginConfigDir, this.o.log);
+    for (const plugin of this.launched) this.accept(plugin.socket, plugin.config);
+  }
+
   async close(): Promise<void> {
     for (const plugin of this.plugins) plugin.connection.close();
     this.plugins = [];
+    // Launched plugins are ours: they go with the daemon, and the next one starts them again.
+    for (const { child } of this.launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    this.launched = [];
     const server = this.server;
     this.server = undefined;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     await fs.rm(this.o.socket, { force: true });
   }
 
-  private accept(socket: Socket): void {
+  private accept(socket: Socket, config = ''): void {
     if (this.unregistered >= MAX_UNREGISTERED_CONNECTIONS) {
       socket.destroy();
       return;
@@ -100,7 +113,7 @@ export class NriRuntime {
       const registered = plugin;
       // Configure follows the answer to RegisterPlugin: the plugin waits for it after registering.
       setImmediate(() => {
-        this.admit(registered)
+        this.admit(registered, config)
           .catch((err: unknown) => registered.close(`set-up failed: ${errorMessage(err)}`))
           .finally(() => {
             clearTimeout(timer);
@@ -119,9 +132,9 @@ export class NriRuntime {
   }
 
   /** Configure, then Synchronize; only then does the plugin get events. */
-  private async admit(plugin: NriPlugin): Promise<void> {
+  private async admit(plugin: NriPlugin, config: string): Promise<void> {
     const configured = await plugin.call('Configure', {
-      config: '',
+      config,
       runtime_name: 'skiff',
       runtime_version: this.o.runtimeVersion,
       registration_timeout: this.o.registrationTimeoutMs,
