@@ -83,6 +83,8 @@ describe('NRI', () => {
     const life = await h.runPod();
     const podName = life.config.metadata?.name ?? '';
     const id = await h.runContainer(life, 'logged');
+    await callUnary(h.runtime, 'UpdateContainerResources', { container_id: id, linux: { cpu_shares: 512 } }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'UpdatePodSandboxResources', { pod_sandbox_id: life.id, resources: { cpu_shares: 1024 } }, { timeoutMs: 30_000 });
     await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 1 }, { timeoutMs: 30_000 });
     await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 30_000 });
     await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
@@ -95,6 +97,10 @@ describe('NRI', () => {
       'PostCreateContainer logged',
       'StartContainer logged',
       'PostStartContainer logged',
+      'UpdateContainer(cpu.shares=512) logged',
+      'PostUpdateContainer logged',
+      'UpdatePodSandbox -',
+      'PostUpdatePodSandbox -',
       'StopContainer logged',
       'RemoveContainer logged',
       'StopPodSandbox -',

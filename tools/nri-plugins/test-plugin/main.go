@@ -93,6 +93,18 @@ func (l *logger) StartContainer(_ context.Context, p *api.PodSandbox, c *api.Con
 func (l *logger) PostStartContainer(_ context.Context, p *api.PodSandbox, c *api.Container) error {
 	return l.write("PostStartContainer", p, c)
 }
+func (l *logger) UpdatePodSandbox(_ context.Context, p *api.PodSandbox, _, _ *api.LinuxResources) error {
+	return l.write("UpdatePodSandbox", p, nil)
+}
+func (l *logger) PostUpdatePodSandbox(_ context.Context, p *api.PodSandbox) error {
+	return l.write("PostUpdatePodSandbox", p, nil)
+}
+func (l *logger) UpdateContainer(_ context.Context, p *api.PodSandbox, c *api.Container, r *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	return nil, l.write(fmt.Sprintf("UpdateContainer(cpu.shares=%d)", r.GetCpu().GetShares().GetValue()), p, c)
+}
+func (l *logger) PostUpdateContainer(_ context.Context, p *api.PodSandbox, c *api.Container) error {
+	return l.write("PostUpdateContainer", p, c)
+}
 func (l *logger) StopContainer(_ context.Context, p *api.PodSandbox, c *api.Container) ([]*api.ContainerUpdate, error) {
 	return nil, l.write("StopContainer", p, c)
 }

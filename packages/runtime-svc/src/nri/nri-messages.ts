@@ -1,5 +1,5 @@
 import type { nri } from '@skiff/proto';
-import type { Spec } from '../oci/runtime-spec.js';
+import type { LinuxResources, Spec } from '../oci/runtime-spec.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { HOOK_KINDS, type MergedAdjustment } from './adjustment-merge.js';
 
@@ -77,7 +77,7 @@ export function nriContainer(rec: ContainerRecord, spec?: Spec): nri.Container {
         ...(d.uid !== undefined ? { uid: { value: d.uid } } : {}),
         ...(d.gid !== undefined ? { gid: { value: d.gid } } : {}),
       })),
-      resources: nriResources(spec),
+      resources: nriLinuxResources(spec.linux.resources ?? {}),
       ...(spec.process.oomScoreAdj !== undefined ? { oom_score_adj: { value: spec.process.oomScoreAdj } } : {}),
       cgroups_path: spec.linux.cgroupsPath ?? '',
       sysctl: spec.linux.sysctl ?? {},
@@ -85,8 +85,8 @@ export function nriContainer(rec: ContainerRecord, spec?: Spec): nri.Container {
   };
 }
 
-function nriResources(spec: Spec): nri.LinuxResources {
-  const r = spec.linux.resources ?? {};
+/** OCI resources as NRI's LinuxResources. */
+export function nriLinuxResources(r: LinuxResources): nri.LinuxResources {
   const opt = (v: number | undefined): { value: number } | undefined => (v === undefined ? undefined : { value: v });
   return {
     memory: r.memory ? { limit: opt(r.memory.limit), reservation: opt(r.memory.reservation), swap: opt(r.memory.swap), swappiness: opt(r.memory.swappiness) } : null,

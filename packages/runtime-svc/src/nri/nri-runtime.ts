@@ -26,7 +26,7 @@ const MAX_UNREGISTERED_CONNECTIONS = 32;
 const PLUGIN_INDEX = /^[0-9]{2}$/;
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
-type PodEvent = 'RunPodSandbox' | 'StopPodSandbox' | 'RemovePodSandbox';
+type PodEvent = 'RunPodSandbox' | 'StopPodSandbox' | 'RemovePodSandbox' | 'UpdatePodSandbox' | 'PostUpdatePodSandbox';
 type ContainerEvent = 'PostCreateContainer' | 'StartContainer' | 'PostStartContainer' | 'UpdateContainer' | 'PostUpdateContainer' | 'StopContainer' | 'RemoveContainer';
 
 /**
@@ -159,10 +159,13 @@ export class NriRuntime {
   }
 
   /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
-  private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container }): Promise<void> {
+  private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources }): Promise<void> {
     for (const plugin of this.subscribers(NriEvent[event])) {
       try {
-        await plugin.call(event, request);
+        const reply = await plugin.call(event, request);
+        if (reply && 'update' in reply && reply.update.length > 0) {
+          this.o.log.warn({ plugin: plugin.name, event, updates: reply.update.length }, 'NRI plugin asked to update containers; Skiff does not carry that out');
+        }
       } catch (err) {
         if (err instanceof NriPluginFailure) throw new StatusError(status.UNAVAILABLE, err.message);
         this.o.log.warn({ plugin: plugin.name, event, err: errorMessage(err) }, 'NRI plugin answered an event with an error');
@@ -170,12 +173,14 @@ export class NriRuntime {
     }
   }
 
-  notifyPod(event: PodEvent, pod: SandboxRecord): Promise<void> {
-    return this.notify(event, { pod: nriPod(pod) });
+  /** `resources` (and `overhead`) for UpdatePodSandbox. */
+  notifyPod(event: PodEvent, pod: SandboxRecord, resources?: { resources: nri.LinuxResources; overhead: nri.LinuxResources }): Promise<void> {
+    return this.notify(event, { pod: nriPod(pod), ...(resources ? { linux_resources: resources.resources, overhead_linux_resources: resources.overhead } : {}) });
   }
 
-  notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord): Promise<void> {
-    return this.notify(event, { pod: nriPod(pod), container: nriContainer(container) });
+  /** `resources` for UpdateContainer: the new ones. */
+  notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources): Promise<void> {
+    return this.notify(event, { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) });
   }
 
   /**
