@@ -39,11 +39,19 @@ export class NriRuntime {
   private server: Server | undefined;
   private unregistered = 0;
   private launched: LaunchedPlugin[] = [];
+  /** Every open connection, registered or not: closing the runtime closes them all. */
+  private readonly connections = new Set<NriConnection>();
+  /** Synchronizations in progress: events wait for them, so a plugin misses nothing after its snapshot. */
+  private readonly synchronizing = new Set<Promise<void>>();
 
   constructor(private readonly o: NriRuntimeOptions) {}
 
   get active(): boolean {
-    return this.plugins.length > 0;
+    return this.plugins.length > 0 || this.synchronizing.size > 0;
+  }
+
+  private async synchronized(): Promise<void> {
+    if (this.synchronizing.size > 0) await Promise.allSettled([...this.synchronizing]);
   }
 
   /** The registered plugins' names, in the order they are called. */
@@ -72,7 +80,7 @@ export class NriRuntime {
   }
 
   async close(): Promise<void> {
-    for (const plugin of this.plugins) plugin.connection.close();
+    for (const connection of this.connections) connection.close();
     this.plugins = [];
     // Launched plugins are ours: they go with the daemon, and the next one starts them again.
     for (const { child } of this.launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -95,9 +103,11 @@ export class NriRuntime {
       pending = false;
     };
     const connection = new NriConnection(socket, 'runtime');
+    this.connections.add(connection);
     const timer = setTimeout(() => connection.close(new Error(`no registration within ${this.o.registrationTimeoutMs} ms`)), this.o.registrationTimeoutMs);
     let plugin: NriPlugin | undefined;
     connection.onClose((reason) => {
+      this.connections.delete(connection);
       clearTimeout(timer);
       settle();
       if (plugin) this.plugins = this.plugins.filter((p) => p !== plugin);
@@ -146,12 +156,21 @@ export class NriRuntime {
     plugin.events = configured.events === 0 ? VALID_EVENT_MASK : configured.events;
     plugin.failRequest = configured.failure_policy?.fail_request ?? false;
     plugin.keepConnected = configured.failure_policy?.keep_connected ?? false;
+    // Events from the snapshot on wait until the plugin is in the list: it misses none.
     const { pods, containers } = this.o.snapshot();
-    const synchronized = await plugin.call('Synchronize', { pods: pods.map(nriPod), containers: containers.map((c) => nriContainer(c)), more: false });
-    if (!synchronized || plugin.isClosed) return;
-    if (synchronized.update.length > 0) this.o.log.warn({ plugin: plugin.name, updates: synchronized.update.length }, 'NRI plugin asked to update containers at Synchronize; Skiff does not carry that out');
-    this.plugins = [...this.plugins, plugin].sort((a, b) => (a.index === b.index ? a.base.localeCompare(b.base) : a.index.localeCompare(b.index)));
-    this.o.log.info({ plugin: plugin.name, events: plugin.events, plugins: this.pluginNames() }, 'NRI plugin registered');
+    const synchronizing = (async () => {
+      const synchronized = await plugin.call('Synchronize', { pods: pods.map(nriPod), containers: containers.map((c) => nriContainer(c)), more: false });
+      if (!synchronized || plugin.isClosed) return;
+      if (synchronized.update.length > 0) this.o.log.warn({ plugin: plugin.name, updates: synchronized.update.length }, 'NRI plugin asked to update containers at Synchronize; Skiff does not carry that out');
+      this.plugins = [...this.plugins, plugin].sort((a, b) => (a.index === b.index ? a.base.localeCompare(b.base) : a.index.localeCompare(b.index)));
+      this.o.log.info({ plugin: plugin.name, events: plugin.events, plugins: this.pluginNames() }, 'NRI plugin registered');
+    })();
+    this.synchronizing.add(synchronizing);
+    try {
+      await synchronizing;
+    } finally {
+      this.synchronizing.delete(synchronizing);
+    }
   }
 
   private subscribers(event: number): NriPlugin[] {
@@ -160,6 +179,7 @@ export class NriRuntime {
 
   /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
   private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources }): Promise<void> {
+    await this.synchronized();
     for (const plugin of this.subscribers(NriEvent[event])) {
       try {
         const reply = await plugin.call(event, request);
@@ -189,6 +209,7 @@ export class NriRuntime {
    * a validator's refusal fails the creation with FailedPrecondition naming the plugin(s).
    */
   async adjustContainer(pod: SandboxRecord, container: nri.Container): Promise<MergedAdjustment> {
+    await this.synchronized();
     const podMessage = nriPod(pod);
     const merged = emptyAdjustment();
     const consulted: nri.PluginInstance[] = [];
