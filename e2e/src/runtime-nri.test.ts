@@ -5,7 +5,8 @@
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
  * or crashes mid-call costs one request timeout and is disconnected; raw peers sending oversized or
  * malformed frames, or never registering, are disconnected while pods keep being made; after a
- * restart a pre-installed plugin is started with its configuration file and synchronized.
+ * restart a pre-installed plugin is started with its configuration file and synchronized; under
+ * gVisor what the sandbox kernel cannot honour (a device) is refused, the rest applies.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,6 +128,21 @@ describe('NRI', () => {
       assert.equal(await sh(other, 'echo "[$NRI_ADDED]"'), '[]\n');
     } finally {
       await adjuster.stop();
+    }
+  });
+
+  test('under gVisor (runsc) an environment variable applies and a device is refused, naming the plugin', async () => {
+    const sandboxed = await h.runPod({ linux: { security_context: { namespace_options: { pid: 'POD' } } } }, 'runsc');
+    const env = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'gv-env', '-env', 'NRI_ADDED=gvisor']);
+    const dev = await plugin('devices', '21', ['-mode', 'adjust', '-only', 'gv-dev', '-device', '/dev/nri-null:1:3']);
+    try {
+      const id = await h.runContainer(sandboxed, 'gv-env');
+      assert.equal(await sh(id, 'echo $NRI_ADDED'), 'gvisor\n');
+      await rejectsWithCode(h.createContainer(sandboxed, 'gv-dev'), status.FAILED_PRECONDITION, /NRI plugin "21-devices" adjusts the devices of a container of handler "runsc"/);
+      assert.ok(!(await containerNames(sandboxed.id)).includes('gv-dev'));
+    } finally {
+      await env.stop();
+      await dev.stop();
     }
   });
 

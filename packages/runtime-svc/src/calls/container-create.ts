@@ -34,6 +34,7 @@ import { requireJournaldForLog, resolveLogPath } from '../container/log-path.js'
 import { seccompFor } from '../container/security-profiles.js';
 import { criSignalNumber, parseSignal } from '../container/signals.js';
 import { nriContainer } from '../nri/nri-messages.js';
+import { NriUnsupportedError } from '../nri/adjustment-merge.js';
 import { applyAdjustment as applyNriAdjustment } from '../nri/spec-adjust.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
 
@@ -262,7 +263,12 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       // Before the id-mapping of binds: mounts plugins add are mapped like the others.
       if (ctx.nri?.active) {
         const adjustment = await ctx.nri.adjustContainer(sandbox, nriContainer(rec, spec));
-        applyNriAdjustment(spec, adjustment, handler);
+        try {
+          applyNriAdjustment(spec, adjustment, handler);
+        } catch (err) {
+          if (err instanceof NriUnsupportedError) throw new StatusError(status.FAILED_PRECONDITION, err.message);
+          throw err;
+        }
         if (spec.linux.cgroupsPath) rec.cgroupsPath = spec.linux.cgroupsPath;
         timer.mark('NRI');
       }
