@@ -4,6 +4,7 @@ import { nriMessageType, type nri } from '@skiff/proto';
 import type { Spec } from '../oci/runtime-spec.js';
 import { NriConflictError, NriUnsupportedError, emptyAdjustment, mergeAdjustment } from './adjustment-merge.js';
 import { applyAdjustment } from './spec-adjust.js';
+import { nriAdjustment, nriOwners } from './nri-messages.js';
 
 const AdjustmentType = nriMessageType('ContainerAdjustment');
 
@@ -98,4 +99,18 @@ test('under a sandbox handler devices and hooks are refused, annotations and env
   const spec = baseSpec();
   applyAdjustment(spec, env, { name: 'runsc', kind: 'sandbox' });
   assert.ok(spec.process.env.includes('A=b'));
+});
+
+test('validators see the merged adjustment, resources included, and who made what', () => {
+  const merged = emptyAdjustment();
+  mergeAdjustment(merged, '10-a', 'c1', adjustment({ env: [{ key: '-X' }], hooks: { poststop: [{ path: '/bin/true' }] } }));
+  mergeAdjustment(merged, '20-b', 'c1', adjustment({ linux: { resources: { memory: { limit: { value: 1 << 20 } }, cpu: { cpus: '1' } } } }));
+  const seen = nriAdjustment(merged);
+  assert.deepEqual(seen.env, [{ key: '-X', value: '' }]);
+  assert.deepEqual(seen.linux?.resources?.memory?.limit, { value: 1 << 20 });
+  assert.equal(seen.linux?.resources?.cpu?.cpus, '1');
+  const owners = nriOwners('c1', merged).owners?.['c1'];
+  assert.equal(owners?.simple?.[3], '10-a');
+  assert.equal(owners?.simple?.[8], '20-b');
+  assert.deepEqual(owners?.compound?.[6], { owners: { X: '10-a' } });
 });

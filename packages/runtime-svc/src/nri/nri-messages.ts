@@ -162,6 +162,19 @@ export function nriAdjustment(merged: MergedAdjustment): nri.ContainerAdjustment
       cgroups_path: merged.cgroupsPath ?? '',
       ...(merged.oomScoreAdj !== undefined ? { oom_score_adj: { value: merged.oomScoreAdj } } : {}),
       ...(merged.seccomp ? { seccomp_policy: merged.seccomp } : {}),
+      resources: adjustedResources(merged),
     },
+  };
+}
+
+function adjustedResources(merged: MergedAdjustment): nri.LinuxResources {
+  const opt = <T>(v: T | undefined): { value: T } | undefined => (v === undefined ? undefined : { value: v });
+  const { memory, cpu } = merged;
+  return {
+    memory: { limit: opt(memory.limit), reservation: opt(memory.reservation), swap: opt(memory.swap), swappiness: opt(memory.swappiness), disable_oom_killer: opt(memory.disableOomKiller) },
+    cpu: { shares: opt(cpu.shares), quota: opt(cpu.quota), period: opt(cpu.period), realtime_runtime: opt(cpu.realtimeRuntime), realtime_period: opt(cpu.realtimePeriod), cpus: cpu.cpus ?? '', mems: cpu.mems ?? '' },
+    hugepage_limits: [...merged.hugepages].map(([page_size, limit]) => ({ page_size, limit })),
+    unified: Object.fromEntries([...merged.unified].map(([k, v]) => [v === null ? `-${k}` : k, v ?? ''])),
+    ...(merged.pidsLimit !== undefined ? { pids: { limit: merged.pidsLimit } } : {}),
   };
 }
