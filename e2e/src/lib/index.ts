@@ -11,3 +11,4 @@ export { RegistryClient } from './registry-client.js';
 export { startSkiff, type SkiffInstance, type SkiffOptions } from './skiff-instance.js';
 export { buildLayer } from './layer-builder.js';
 export { getFreePort } from './free-port.js';
+export { nriPluginBinary, startNriPlugin, type NriPluginProcess } from './nri-plugins.js';

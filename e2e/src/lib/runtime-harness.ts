@@ -59,7 +59,7 @@ export interface RuntimeHarnessOptions {
   /** Extra keys of the [runtime] table. */
   config?: string;
   /** Further keys of the other tables, as startSkiff takes them. */
-  skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig' | 'logLevel'>;
+  skiff?: Pick<SkiffOptions, 'imageConfig' | 'streamConfig' | 'logsConfig' | 'nriConfig' | 'logLevel'>;
   /** registries.conf, e.g. the harness's registry as the mirror of another. */
   registriesConf?: (registryHost: string) => string;
 }

@@ -4,7 +4,9 @@
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
  *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, logLevel?, dir? }): Promise<SkiffInstance>
- *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig: of [image], [stream], [logs]
+ *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig, nriConfig: of [image], [stream], [logs], [nri]
+ *       (the NRI socket is <runDir>/nri.sock, its plugin and configuration directories
+ *       <dir>/nri-plugins and <dir>/nri-conf.d, unless nriConfig names others)
  *       dir: the directory of an earlier instance stopped with stop({ keepDir: true }); its
  *       configuration and state are used again (registriesConf and config are then ignored)
  *   interface SkiffInstance {
@@ -41,6 +43,8 @@ export interface SkiffOptions {
   imageConfig?: string;
   streamConfig?: string;
   logsConfig?: string;
+  /** Extra keys of the [nri] table. */
+  nriConfig?: string;
   /** The daemons' log_level (default debug, for the tests' diagnostics; benchmarks use info). */
   logLevel?: 'debug' | 'info';
   /** Start again on the directory (configuration and state) of an instance stopped with keepDir. */
@@ -110,6 +114,16 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
         `[logs]`,
         `metrics_address = "127.0.0.1:0"`,
         options.logsConfig ?? '',
+        `[nri]`,
+        // Never the node's /var/run/nri/nri.sock: instances run beside each other.
+        ...[
+          ['socket', join(runDir, 'nri.sock')],
+          ['plugin_dir', join(dir, 'nri-plugins')],
+          ['plugin_config_dir', join(dir, 'nri-conf.d')],
+        ]
+          .filter(([key]) => !new RegExp(`^${key} *=`, 'm').test(options.nriConfig ?? ''))
+          .map(([key, value]) => `${key} = "${value}"`),
+        options.nriConfig ?? '',
         `[runtime]`,
         `metrics_address = "127.0.0.1:0"`,
         `cni_conf_dir = "${join(dir, 'cni')}"`,

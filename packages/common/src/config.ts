@@ -112,6 +112,21 @@ export interface LogsServiceConfig {
   metrics_address: string;
 }
 
+/** The Node Resource Interface: plugins that adjust containers as runtime-svc creates them. */
+export interface NriConfig {
+  /** On by default, as in containerd 2.x: with no plugin connected it costs nothing. */
+  enable: boolean;
+  /** Root-only socket external plugins connect to. */
+  socket: string;
+  /** Pre-installed plugins, "<index>-<name>" executables, started with a connected socket. */
+  plugin_dir: string;
+  /** Their configuration: "<index>-<name>.conf", else "<name>.conf". */
+  plugin_config_dir: string;
+  /** How long a connected plugin has to register, and a registered one to answer one request. */
+  registration_timeout: string;
+  request_timeout: string;
+}
+
 export interface SkiffConfig {
   /** Persistent state: image store, container and sandbox records. */
   root: string;
@@ -130,6 +145,7 @@ export interface SkiffConfig {
   runtime: RuntimeServiceConfig;
   stream: StreamServiceConfig;
   logs: LogsServiceConfig;
+  nri: NriConfig;
 }
 
 export class ConfigError extends Error {
@@ -190,6 +206,14 @@ export function defaultConfig(): SkiffConfig {
       journalctl: '/usr/bin/journalctl',
       flush_timeout: '5s',
       metrics_address: '127.0.0.1:9704',
+    },
+    nri: {
+      enable: true,
+      socket: '/var/run/nri/nri.sock',
+      plugin_dir: '/opt/nri/plugins',
+      plugin_config_dir: '/etc/nri/conf.d',
+      registration_timeout: '5s',
+      request_timeout: '2s',
     },
   };
 }
@@ -346,6 +370,9 @@ function validate(config: SkiffConfig): void {
     ['logs.internal_socket', config.logs.internal_socket],
     ['logs.state_dir', config.logs.state_dir],
     ['logs.journalctl', config.logs.journalctl],
+    ['nri.socket', config.nri.socket],
+    ['nri.plugin_dir', config.nri.plugin_dir],
+    ['nri.plugin_config_dir', config.nri.plugin_config_dir],
   ] as const) {
     if (!value.startsWith('/')) throw new ConfigError(`"${key}" must be an absolute path, got "${value}"`);
   }
@@ -372,6 +399,9 @@ function validate(config: SkiffConfig): void {
   }
   if (parseDuration(config.image.pull_progress_timeout) === undefined) {
     throw new ConfigError(`"image.pull_progress_timeout" must be a duration such as "5m", got ${JSON.stringify(config.image.pull_progress_timeout)}`);
+  }
+  for (const key of ['registration_timeout', 'request_timeout'] as const) {
+    if (parseDuration(config.nri[key]) === undefined) throw new ConfigError(`"nri.${key}" must be a duration such as "2s", got ${JSON.stringify(config.nri[key])}`);
   }
   if (parseDuration(config.logs.flush_timeout) === undefined) {
     throw new ConfigError(`"logs.flush_timeout" must be a duration such as "5s", got ${JSON.stringify(config.logs.flush_timeout)}`);

@@ -2,7 +2,7 @@
 // (imported as '@skiff/common/core').
 export { createLogger, type Logger, type LogLevel } from './logger.js';
 export { atomicWriteFile, atomicWriteJson, fsyncDir, readJsonIfExists, removeAtomicWriteDebris, replaceFileNow } from './atomic-file.js';
-export { loadConfig, configPathFor, defaultConfig, parseDuration, parseIdRange, MIN_USERNS_HOST_ID, type IdRange, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type RuntimeHandlerConfig, type RuntimeHandlerKind, RUNSC_DEFAULT_ARGS, type StreamServiceConfig, type LogsServiceConfig } from './config.js';
+export { loadConfig, configPathFor, defaultConfig, parseDuration, parseIdRange, MIN_USERNS_HOST_ID, type IdRange, DEFAULT_CONFIG_PATH, ConfigError, type SkiffConfig, type ImageServiceConfig, type RuntimeServiceConfig, type RuntimeHandlerConfig, type RuntimeHandlerKind, RUNSC_DEFAULT_ARGS, type StreamServiceConfig, type LogsServiceConfig, type NriConfig } from './config.js';
 export { bindPrivateSocket } from './private-socket.js';
 export { writePidFile, readPidFile, isProcessAlive, removePidFile } from './pid-file.js';
 export { SingleFlight } from './single-flight.js';

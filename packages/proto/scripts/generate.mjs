@@ -31,7 +31,7 @@ const generatorBin = join(dirname(loaderPackageJson), 'build', 'bin', 'proto-loa
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 
-execFileSync(process.execPath, [generatorBin, ...generatorFlags, `--outDir=${outDir}`, 'api.proto'], {
+execFileSync(process.execPath, [generatorBin, ...generatorFlags, `--outDir=${outDir}`, 'api.proto', 'nri.proto'], {
   cwd: packageDir,
   stdio: 'inherit',
 });
@@ -44,28 +44,35 @@ function listTypeScriptFiles(dir) {
   });
 }
 
-const messageFiles = listTypeScriptFiles(join(outDir, 'runtime'))
-  .map((path) => relative(outDir, path).split('\\').join('/'))
-  .sort();
-
-const lines = [
-  '// Written by scripts/generate.mjs; do not edit.',
-  ...messageFiles.map((file) => `export type * from './${file.replace(/\.ts$/, '.js')}';`),
-  '',
-];
-writeFileSync(join(outDir, 'cri.ts'), lines.join('\n'));
+function writeTypeIndex(packageDir, indexFile) {
+  const messageFiles = listTypeScriptFiles(join(outDir, packageDir))
+    .map((path) => relative(outDir, path).split('\\').join('/'))
+    .sort();
+  const lines = [
+    '// Written by scripts/generate.mjs; do not edit.',
+    ...messageFiles.map((file) => `export type * from './${file.replace(/\.ts$/, '.js')}';`),
+    '',
+  ];
+  writeFileSync(join(outDir, indexFile), lines.join('\n'));
+}
+writeTypeIndex('runtime', 'cri.ts');
+writeTypeIndex('nri', 'nri-types.ts');
 
 // The message and service schema as protobufjs JSON, so that the services build their
 // serializers with protobufjs's light runtime instead of parsing api.proto on every start.
 const protobuf = require('protobufjs');
-const root = new protobuf.Root().loadSync(join(packageDir, 'api.proto'), { keepCase: true });
-root.resolveAll();
-writeFileSync(
-  join(outDir, 'api-schema.ts'),
-  [
-    '// Written by scripts/generate.mjs from api.proto; do not edit.',
-    '// protobufjs JSON (JSON.parse reads it faster than the same object written as code).',
-    `export const API_SCHEMA_JSON = ${JSON.stringify(JSON.stringify(root.toJSON()))};`,
-    '',
-  ].join('\n'),
-);
+function writeSchema(protoFile, schemaFile, constName) {
+  const root = new protobuf.Root().loadSync(join(packageDir, protoFile), { keepCase: true });
+  root.resolveAll();
+  writeFileSync(
+    join(outDir, schemaFile),
+    [
+      `// Written by scripts/generate.mjs from ${protoFile}; do not edit.`,
+      '// protobufjs JSON (JSON.parse reads it faster than the same object written as code).',
+      `export const ${constName} = ${JSON.stringify(JSON.stringify(root.toJSON()))};`,
+      '',
+    ].join('\n'),
+  );
+}
+writeSchema('api.proto', 'api-schema.ts', 'API_SCHEMA_JSON');
+writeSchema('nri.proto', 'nri-schema.ts', 'NRI_SCHEMA_JSON');

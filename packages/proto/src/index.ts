@@ -24,3 +24,12 @@ export type { ImageServiceClient, ImageServiceHandlers } from './generated/runti
  * add `cri.<Service>Client`, `Handlers` and `Definition`.
  */
 export type * as cri from './generated/cri.js';
+
+export { NriConnection, NRI_API_PACKAGE, NRI_VERSION, nriMessageType } from './nri/nri-connection.js';
+export type { PluginMethod, RuntimeMethod, PluginRequest, PluginResponse } from './nri/nri-connection.js';
+export { TtrpcCallError, TtrpcCode, MAX_CONCURRENT_INBOUND_REQUESTS } from './nri/ttrpc-peer.js';
+export { TtrpcProtocolError, TTRPC_HEADER_BYTES, TTRPC_MAX_PAYLOAD_BYTES, TtrpcMessageType, encodeTtrpcFrame } from './nri/ttrpc-frame.js';
+export { MUX_HEADER_BYTES, MUX_MAX_PAYLOAD_BYTES, MuxConnId } from './nri/mux.js';
+export { encodeTtrpcRequest } from './nri/ttrpc-messages.js';
+/** Every generated NRI type (package nri.pkg.api.v1alpha1), in the same two forms as `cri`. */
+export type * as nri from './generated/nri-types.js';

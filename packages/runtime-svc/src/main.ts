@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
+import { createLogger, listenOnUnixSocket, loadConfig, parseDuration, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
@@ -11,6 +11,7 @@ import { RuntimeHandlers } from './daemon/runtime-handlers.js';
 import { inspectRuntimeVersions, warnOfRuntimeVersions } from './daemon/runtime-versions.js';
 import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
 import { runtimeService } from './server.js';
+import { NriRuntime } from './nri/nri-runtime.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
@@ -34,6 +35,25 @@ async function main(): Promise<void> {
   setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));
   registerRuntimeMetrics(metrics, ctx);
 
+  if (config.nri.enable) {
+    const nri = new NriRuntime({
+      socket: config.nri.socket,
+      pluginDir: config.nri.plugin_dir,
+      pluginConfigDir: config.nri.plugin_config_dir,
+      registrationTimeoutMs: parseDuration(config.nri.registration_timeout) ?? 5000,
+      requestTimeoutMs: parseDuration(config.nri.request_timeout) ?? 2000,
+      runtimeVersion: ctx.runtimeVersion,
+      log,
+      snapshot: () => ({
+        pods: [...ctx.state.sandboxes.values()].filter((p) => p.phase === 'ready' || p.phase === 'stopped'),
+        containers: [...ctx.state.containers.values()].filter((c) => c.phase === 'created' || c.phase === 'running' || c.phase === 'exited'),
+      }),
+    });
+    await nri.listen();
+    ctx.nri = nri;
+    await nri.launchPreinstalled();
+  }
+
   const server = new Server(CHANNEL_OPTIONS);
   server.addService(runtimeServiceDefinition, runtimeService(ctx));
   const listening = await listenOnUnixSocket(server, config.runtime.socket);
@@ -56,6 +76,7 @@ async function main(): Promise<void> {
   // Containers are conmon's children, not ours: they keep running while the service is down.
   stopOnSignals(log, async () => {
     await listening.close();
+    await ctx.nri?.close();
     // Removals already answered finish their cleanup now rather than at the next start.
     await ctx.cleanups.idle();
     await images.close();

@@ -33,6 +33,9 @@ import { teardownContainer } from '../container/container-teardown.js';
 import { requireJournaldForLog, resolveLogPath } from '../container/log-path.js';
 import { seccompFor } from '../container/security-profiles.js';
 import { criSignalNumber, parseSignal } from '../container/signals.js';
+import { nriContainer } from '../nri/nri-messages.js';
+import { NriUnsupportedError } from '../nri/adjustment-merge.js';
+import { applyAdjustment as applyNriAdjustment } from '../nri/spec-adjust.js';
 import { parseGroup, parsePasswd, resolveUser, UserResolutionError, type ResolvedUser } from '../container/user.js';
 
 const SIGTERM = 15;
@@ -192,6 +195,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       ctx.state.containers.set(id, rec);
       ctx.state.containerNames.made(nameKey, id, signal?.aborted ?? false);
       ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
+      if (ctx.nri?.active) await ctx.nri.notifyContainer('PostCreateContainer', sandbox, rec);
       timer.done();
       ctx.log.info({ container: id, name: rec.fullName, image: rec.image.id, ms: Math.round(performance.now() - startedAt) }, 'container created');
       return { container_id: id };
@@ -256,6 +260,18 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       rec.user = { uid: user.uid, gid: user.gid, supplementalGroups: user.additionalGids };
       const builtSpec = buildSpec(specInput(user), ctx.facts);
       const spec = handler.kind === 'sandbox' ? adaptSpecToSandbox(builtSpec, security?.readonly_rootfs ?? false) : builtSpec;
+      // Before the id-mapping of binds: mounts plugins add are mapped like the others.
+      if (ctx.nri?.active) {
+        const adjustment = await ctx.nri.adjustContainer(sandbox, nriContainer(rec, spec));
+        try {
+          applyNriAdjustment(spec, adjustment, handler);
+        } catch (err) {
+          if (err instanceof NriUnsupportedError) throw new StatusError(status.FAILED_PRECONDITION, err.message);
+          throw err;
+        }
+        if (spec.linux.cgroupsPath) rec.cgroupsPath = spec.linux.cgroupsPath;
+        timer.mark('NRI');
+      }
       if (userns) {
         // runc id-maps the binds in the container's mount namespace; image volumes stand on id-mapped layers already.
         await checkIdmappable(userns.path, bindSourcesOf(spec.mounts, madeOfMappedLayers));

@@ -6,6 +6,10 @@ import type { RuntimeContext } from '../daemon/context.js';
 
 /** Idempotent: removing a removed or unknown container succeeds; a running one is killed first. */
 export async function removeContainerCall(ctx: RuntimeContext, request: cri.RemoveContainerRequest__Output): Promise<cri.RemoveContainerResponse> {
-  await withExistingContainer(ctx, 'RemoveContainer', request.container_id, (rec) => removeContainerLocked(ctx, rec));
+  await withExistingContainer(ctx, 'RemoveContainer', request.container_id, async (rec) => {
+    await removeContainerLocked(ctx, rec);
+    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+    if (sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('RemoveContainer', sandbox, rec);
+  });
   return {};
 }

@@ -43,6 +43,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     timer.mark('checks');
     // The lock may have been waited for: a client that went away meanwhile leaves the container created.
     stopIfClientGone(signal, 'StartContainer');
+    if (ctx.nri?.active) await ctx.nri.notifyContainer('StartContainer', sandbox, rec);
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     const runc = handler.runc;
     try {
@@ -84,6 +85,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       refreshContainer(ctx, rec).catch((err: unknown) => ctx.log.warn({ container: rec.id, err: errorMessage(err) }, 'recording an exit failed; the next status call retries'));
     }
     timer.mark('record');
+    if (ctx.nri?.active) await ctx.nri.notifyContainer('PostStartContainer', sandbox, rec);
     timer.done();
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');
   });

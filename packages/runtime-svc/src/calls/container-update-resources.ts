@@ -8,6 +8,7 @@ import { requireContainer, withContainerLock } from '../container/require-contai
 import type { RuntimeContext } from '../daemon/context.js';
 import { resourceLimits } from '../oci/spec-builder.js';
 import type { LinuxResources, Spec } from '../oci/runtime-spec.js';
+import { nriLinuxResources } from '../nri/nri-messages.js';
 
 /**
  * Applies new cgroup limits to a running container with `runc update`, or to the config.json of a
@@ -21,6 +22,8 @@ export async function updateContainerResourcesCall(ctx: RuntimeContext, request:
     const wanted = request.linux;
     if (!wanted) return;
     const limits = resourceLimits(resourcesOf(wanted) ?? {}, ctx.facts);
+    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+    if (sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('UpdateContainer', sandbox, rec, nriLinuxResources(limits));
     const handler = ctx.handlers.forExisting(rec.runtimeHandler);
     // A sandbox-kind runtime (runsc) keeps no per-container limits: the pod's cgroup, which the
     // kubelet resizes itself, bounds the whole sandbox.
@@ -31,6 +34,7 @@ export async function updateContainerResourcesCall(ctx: RuntimeContext, request:
     rec.resources = wanted;
     await ctx.records.saveContainer(rec);
     ctx.log.info({ container: rec.id, limits }, 'container resources updated');
+    if (sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('PostUpdateContainer', sandbox, rec);
   });
   return {};
 }

@@ -142,6 +142,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     ctx.events.sandbox(rec, 'CONTAINER_STARTED_EVENT');
     ctx.state.releaseUserns(id);
     timer.mark('record (ready)');
+    if (ctx.nri?.active) await ctx.nri.notifyPod('RunPodSandbox', rec);
     timer.done();
     ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
     return { pod_sandbox_id: id };

@@ -15,6 +15,7 @@ import type { NetworkSettings } from './network-settings.js';
 import type { RuntimePaths } from './paths.js';
 import type { RuntimeHandlers } from './runtime-handlers.js';
 import type { HandlerRuntimeVersion } from './runtime-versions.js';
+import type { NriRuntime } from '../nri/nri-runtime.js';
 
 /** The parts of the image store the runtime reads. */
 export type ImageReader = Pick<ImageStore, 'find' | 'resolveRootfs' | 'acquireLease' | 'acquireLeaseNow' | 'releaseLease' | 'listLeases'>;
@@ -49,4 +50,6 @@ export interface RuntimeContext {
   runtimeVersion: string;
   /** What each handler's runtime binary says its version is (read at start and on reload). */
   runtimeVersions: HandlerRuntimeVersion[];
+  /** NRI, when [nri] enables it (the daemon sets it after start-up recovery). */
+  nri?: NriRuntime;
 }

@@ -1,0 +1,238 @@
+/**
+ * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
+ * socket; a logger sees every event of a pod's life in order; an adjusting plugin's environment,
+ * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
+ * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
+ * or crashes mid-call costs one request timeout and is disconnected; raw peers sending oversized or
+ * malformed frames, or never registering, are disconnected while pods keep being made; after a
+ * restart a pre-installed plugin is started with its configuration file and synchronized; under
+ * gVisor what the sandbox kernel cannot honour (a device) is refused, the rest applies.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { callUnary, MuxConnId, TtrpcMessageType, encodeTtrpcFrame } from '@skiff/proto';
+import { rejectsWithCode } from './lib/grpc-assert.js';
+import { nriPluginBinary, startNriPlugin, type NriPluginProcess } from './lib/nri-plugins.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { makeTempDir, removeDir } from './lib/tmp.js';
+
+let h: RuntimeHarness;
+let pod: Pod;
+let base: string;
+let socket: string;
+let binary: string;
+const plugins: NriPluginProcess[] = [];
+
+before(async () => {
+  binary = await nriPluginBinary();
+  base = await makeTempDir('skiff-nri');
+  socket = join(base, 'nri.sock');
+  h = await startRuntimeHarness({ skiff: { nriConfig: `socket = "${socket}"\nregistration_timeout = "2s"\nrequest_timeout = "1s"` } });
+  pod = await h.runPod();
+});
+
+after(async () => {
+  for (const p of plugins) await p.stop();
+  await h?.stop();
+  if (base) await removeDir(base);
+});
+
+function logged(needle: string, plugin: string): boolean {
+  return h.skiff.output().split('\n').some((line) => line.includes(needle) && line.includes(`"${plugin}"`));
+}
+
+async function plugin(name: string, idx: string, args: string[]): Promise<NriPluginProcess> {
+  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => logged('NRI plugin registered', `${idx}-${name}`));
+  plugins.push(p);
+  return p;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function sh(id: string, script: string): Promise<string> {
+  const r = await h.exec(id, ['sh', '-c', script]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
+}
+
+async function containerNames(podId: string): Promise<string[]> {
+  const { containers } = await callUnary(h.runtime, 'ListContainers', { filter: { pod_sandbox_id: podId } }, { timeoutMs: 10_000 });
+  return containers.map((c) => c.metadata?.name ?? '');
+}
+
+describe('NRI', () => {
+  test('the plugin socket is root-only', async () => {
+    assert.equal((await stat(socket)).mode & 0o777, 0o600);
+  });
+
+  test('a logger is synchronized with the pods there are and sees every event of a pod life in order', async () => {
+    const log = join(base, 'events.log');
+    const logger = await plugin('logger', '10', ['-mode', 'logger', '-log', log]);
+    const lines = async (): Promise<string[]> => (existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : []);
+    assert.ok((await lines()).includes(`Synchronize ${pod.config.metadata?.name} -`));
+    const life = await h.runPod();
+    const podName = life.config.metadata?.name ?? '';
+    const id = await h.runContainer(life, 'logged');
+    await callUnary(h.runtime, 'UpdateContainerResources', { container_id: id, linux: { cpu_shares: 512 } }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'UpdatePodSandboxResources', { pod_sandbox_id: life.id, resources: { cpu_shares: 1024 } }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 1 }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await logger.stop();
+    const events = (await lines()).filter((l) => l.split(' ')[1] === podName).map((l) => l.split(' ').filter((_, i) => i !== 1).join(' '));
+    assert.deepEqual(events, [
+      'RunPodSandbox -',
+      'CreateContainer logged',
+      'PostCreateContainer logged',
+      'StartContainer logged',
+      'PostStartContainer logged',
+      'UpdateContainer(cpu.shares=512) logged',
+      'PostUpdateContainer logged',
+      'UpdatePodSandbox -',
+      'PostUpdatePodSandbox -',
+      'StopContainer logged',
+      'RemoveContainer logged',
+      'StopPodSandbox -',
+      'RemovePodSandbox -',
+    ]);
+  });
+
+  test('an adjusting plugin: environment, annotation, a device, an OCI hook, an rlimit and a memory limit', async () => {
+    const hookFile = join(base, 'hook-ran');
+    const adjuster = await plugin('adjust', '20', [
+      '-mode', 'adjust', '-only', 'adj-', '-env', 'NRI_ADDED=yes', '-annotation', 'nri.skiff.test/added=1',
+      '-device', '/dev/nri-null:1:3', '-hook', `echo ran > ${hookFile}`, '-nofile', '1234', '-memory', String(96 << 20),
+    ]);
+    try {
+      const id = await h.runContainer(pod, 'adj-1');
+      assert.equal(await sh(id, 'echo $NRI_ADDED'), 'yes\n');
+      assert.equal(await sh(id, 'echo x > /dev/nri-null && echo ok'), 'ok\n');
+      assert.equal(await sh(id, 'ulimit -n'), '1234\n');
+      assert.equal(await readFile(hookFile, 'utf8'), 'ran\n');
+      const spec = JSON.parse(await readFile(join(h.skiff.root, 'runtime', 'containers', id, 'config.json'), 'utf8')) as { annotations: Record<string, string>; linux: { resources: { memory: { limit: number } } } };
+      assert.equal(spec.annotations['nri.skiff.test/added'], '1');
+      assert.equal(spec.linux.resources.memory.limit, 96 << 20);
+      const other = await h.runContainer(pod, 'plain-1');
+      assert.equal(await sh(other, 'echo "[$NRI_ADDED]"'), '[]\n');
+    } finally {
+      await adjuster.stop();
+    }
+  });
+
+  test('under gVisor (runsc) an environment variable applies and a device is refused, naming the plugin', async () => {
+    const sandboxed = await h.runPod({ linux: { security_context: { namespace_options: { pid: 'POD' } } } }, 'runsc');
+    const env = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'gv-env', '-env', 'NRI_ADDED=gvisor']);
+    const dev = await plugin('devices', '21', ['-mode', 'adjust', '-only', 'gv-dev', '-device', '/dev/nri-null:1:3']);
+    try {
+      const id = await h.runContainer(sandboxed, 'gv-env');
+      assert.equal(await sh(id, 'echo $NRI_ADDED'), 'gvisor\n');
+      await rejectsWithCode(h.createContainer(sandboxed, 'gv-dev'), status.FAILED_PRECONDITION, /NRI plugin "21-devices" adjusts the devices of a container of handler "runsc"/);
+      assert.ok(!(await containerNames(sandboxed.id)).includes('gv-dev'));
+    } finally {
+      await env.stop();
+      await dev.stop();
+    }
+  });
+
+  test('a validator refuses a container with its reason in the status, and nothing of it is left', async () => {
+    const validator = await plugin('validator', '30', ['-mode', 'validator', '-refuse', 'bad-']);
+    try {
+      await rejectsWithCode(h.createContainer(pod, 'bad-1'), status.FAILED_PRECONDITION, /NRI validator "30-validator" refused .*bad-1.*not allowed on this node/);
+      assert.ok(!(await containerNames(pod.id)).includes('bad-1'));
+      await h.createContainer(pod, 'good-1');
+    } finally {
+      await validator.stop();
+    }
+  });
+
+  test("the community's default validator refuses hook injection, naming the plugin, and requires plugins", async () => {
+    const strict = await plugin('default-validator', '90', ['-mode', 'default-validator', '-reject-hooks', '-required', 'adjust']);
+    const adjuster = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'hooked-', '-hook', 'true', '-env', 'A=1']);
+    try {
+      await rejectsWithCode(h.createContainer(pod, 'hooked-1'), status.FAILED_PRECONDITION, /"90-default-validator" refused .*plugin "20-adjust" attempted restricted OCI hook injection/);
+      await h.createContainer(pod, 'unhooked-1');
+      await adjuster.stop();
+      await until('the adjuster to be gone', () => logged('NRI connection closed', '20-adjust'));
+      await rejectsWithCode(h.createContainer(pod, 'unhooked-2'), status.FAILED_PRECONDITION, /required plugin "adjust"/);
+    } finally {
+      await adjuster.stop();
+      await strict.stop();
+    }
+  });
+
+  test('two plugins adjusting the same variable are refused, both named', async () => {
+    const first = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'clash-', '-env', 'SAME=1']);
+    const second = await plugin('adjust2', '25', ['-mode', 'adjust', '-only', 'clash-', '-env', 'SAME=2']);
+    try {
+      await rejectsWithCode(h.createContainer(pod, 'clash-1'), status.FAILED_PRECONDITION, /"20-adjust" and "25-adjust2" both adjust the environment variable SAME/);
+      assert.ok(!(await containerNames(pod.id)).includes('clash-1'));
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+
+  test('a plugin that hangs, then one that crashes mid-call, is disconnected and containers are still made', async () => {
+    const hang = await plugin('hang', '40', ['-mode', 'hang']);
+    await h.createContainer(pod, 'after-hang');
+    await until('the hung plugin to be disconnected', () => logged('NRI plugin disconnected', '40-hang'));
+    await hang.stop();
+    const crash = await plugin('crash', '41', ['-mode', 'crash']);
+    await h.createContainer(pod, 'after-crash');
+    assert.equal(await crash.exited, 3);
+    await h.createContainer(pod, 'after-both');
+  });
+
+  test('raw peers sending oversized or malformed frames, or never registering, are disconnected', async () => {
+    const open = (): Promise<Socket> =>
+      new Promise((resolve, reject) => {
+        const s = connect(socket, () => resolve(s));
+        s.once('error', reject);
+      });
+    const closed = (s: Socket): Promise<void> => new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
+    const chunk = (id: number, payload: Buffer, announced = payload.length): Buffer => {
+      const header = Buffer.alloc(8);
+      header.writeUInt32BE(id, 0);
+      header.writeUInt32BE(announced, 4);
+      return Buffer.concat([header, payload]);
+    };
+    const oversized = await open();
+    oversized.on('error', () => {});
+    oversized.write(chunk(MuxConnId.RuntimeService, Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1, 1, 0])));
+    const garbage = await open();
+    garbage.on('error', () => {});
+    garbage.write(chunk(MuxConnId.RuntimeService, encodeTtrpcFrame(1, TtrpcMessageType.Request, Buffer.from([0xff, 0xff, 0xff, 0xff]))));
+    const silent = await open();
+    silent.on('error', () => {});
+    await Promise.all([closed(oversized), closed(garbage), closed(silent), h.runPod()]);
+  });
+
+  test('after a restart, a pre-installed plugin is started with its configuration and synchronized with the pods there are', async () => {
+    const log = join(base, 'preinstalled.log');
+    await mkdir(join(h.skiff.dir, 'nri-plugins'), { recursive: true });
+    await mkdir(join(h.skiff.dir, 'nri-conf.d'), { recursive: true });
+    const wrapper = join(h.skiff.dir, 'nri-plugins', '05-prelogger');
+    await writeFile(wrapper, `#!/bin/sh\nexec ${binary} -mode logger -log ${log}\n`);
+    await chmod(wrapper, 0o755);
+    await writeFile(join(h.skiff.dir, 'nri-conf.d', 'prelogger.conf'), 'configured-by-file\n');
+    await h.restartSkiff();
+    await until('the pre-installed plugin to register', () => logged('NRI plugin registered', '05-prelogger'));
+    await h.createContainer(pod, 'seen-by-prelogger');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    assert.equal(lines[0], 'Configure configured-by-file -');
+    assert.ok(lines.includes(`Synchronize ${pod.config.metadata?.name} -`));
+    assert.ok(lines.includes(`CreateContainer ${pod.config.metadata?.name} seen-by-prelogger`));
+  });
+});

@@ -1,0 +1,251 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { promises as fs } from 'node:fs';
+import { status } from '@grpc/grpc-js';
+import { StatusError, bindPrivateSocket, errorMessage, type Logger } from '@skiff/common';
+import { NRI_VERSION, NriConnection, TtrpcCallError, TtrpcCode, type nri } from '@skiff/proto';
+import type { ContainerRecord, SandboxRecord } from '../state/records.js';
+import { emptyAdjustment, mergeAdjustment, NriConflictError, NriUnsupportedError, type MergedAdjustment } from './adjustment-merge.js';
+import { nriAdjustment, nriContainer, nriOwners, nriPod } from './nri-messages.js';
+import { NriEvent, NriPlugin, NriPluginFailure, VALID_EVENT_MASK } from './nri-plugin.js';
+import { launchPreinstalledPlugins, type LaunchedPlugin } from './plugin-launcher.js';
+
+export interface NriRuntimeOptions {
+  socket: string;
+  pluginDir: string;
+  pluginConfigDir: string;
+  registrationTimeoutMs: number;
+  requestTimeoutMs: number;
+  runtimeVersion: string;
+  log: Logger;
+  /** The pods and containers there are now, for Synchronize. */
+  snapshot: () => { pods: SandboxRecord[]; containers: ContainerRecord[] };
+}
+
+/** Connections that have not registered yet beyond this are closed at once. */
+const MAX_UNREGISTERED_CONNECTIONS = 32;
+const PLUGIN_INDEX = /^[0-9]{2}$/;
+const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+type PodEvent = 'RunPodSandbox' | 'StopPodSandbox' | 'RemovePodSandbox' | 'UpdatePodSandbox' | 'PostUpdatePodSandbox';
+type ContainerEvent = 'PostCreateContainer' | 'StartContainer' | 'PostStartContainer' | 'UpdateContainer' | 'PostUpdateContainer' | 'StopContainer' | 'RemoveContainer';
+
+/**
+ * NRI in runtime-svc: the plugin socket, registration, Configure and Synchronize, and the
+ * lifecycle events relayed to the plugins subscribed to them, in index order. `active` is false
+ * while no plugin is registered: the calls then skip NRI without awaiting anything.
+ */
+export class NriRuntime {
+  private plugins: NriPlugin[] = [];
+  private server: Server | undefined;
+  private unregistered = 0;
+  private launched: LaunchedPlugin[] = [];
+  /** Every open connection, registered or not: closing the runtime closes them all. */
+  private readonly connections = new Set<NriConnection>();
+  /** Synchronizations in progress: events wait for them, so a plugin misses nothing after its snapshot. */
+  private readonly synchronizing = new Set<Promise<void>>();
+
+  constructor(private readonly o: NriRuntimeOptions) {}
+
+  get active(): boolean {
+    return this.plugins.length > 0 || this.synchronizing.size > 0;
+  }
+
+  private async synchronized(): Promise<void> {
+    if (this.synchronizing.size > 0) await Promise.allSettled([...this.synchronizing]);
+  }
+
+  /** The registered plugins' names, in the order they are called. */
+  pluginNames(): string[] {
+    return this.plugins.map((p) => p.name);
+  }
+
+  async listen(): Promise<void> {
+    const server = createServer((socket) => this.accept(socket));
+    server.maxConnections = 256;
+    await bindPrivateSocket(this.o.socket, (path) => new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    }));
+    this.server = server;
+    this.o.log.info({ socket: this.o.socket }, 'NRI plugin socket ready');
+  }
+
+  /** Starts the pre-installed plugins; each registers over its own connected socket. */
+  async launchPreinstalled(): Promise<void> {
+    this.launched = await launchPreinstalledPlugins(this.o.pluginDir, this.o.pluginConfigDir, this.o.log);
+    for (const plugin of this.launched) this.accept(plugin.socket, plugin.config);
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.connections) connection.close();
+    this.plugins = [];
+    // Launched plugins are ours: they go with the daemon, and the next one starts them again.
+    for (const { child } of this.launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    this.launched = [];
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await fs.rm(this.o.socket, { force: true });
+  }
+
+  private accept(socket: Socket, config = ''): void {
+    if (this.unregistered >= MAX_UNREGISTERED_CONNECTIONS) {
+      socket.destroy();
+      return;
+    }
+    this.unregistered += 1;
+    let pending = true;
+    const settle = (): void => {
+      if (pending) this.unregistered -= 1;
+      pending = false;
+    };
+    const connection = new NriConnection(socket, 'runtime');
+    this.connections.add(connection);
+    const timer = setTimeout(() => connection.close(new Error(`no registration within ${this.o.registrationTimeoutMs} ms`)), this.o.registrationTimeoutMs);
+    let plugin: NriPlugin | undefined;
+    connection.onClose((reason) => {
+      this.connections.delete(connection);
+      clearTimeout(timer);
+      settle();
+      if (plugin) this.plugins = this.plugins.filter((p) => p !== plugin);
+      this.o.log.info({ plugin: plugin?.name, reason: reason?.message }, 'NRI connection closed');
+    });
+    connection.serveRuntime('RegisterPlugin', async (request) => {
+      if (plugin) throw new TtrpcCallError(TtrpcCode.InvalidArgument, `plugin ${plugin.name} is registered already`);
+      if (!PLUGIN_INDEX.test(request.plugin_idx)) throw new TtrpcCallError(TtrpcCode.InvalidArgument, `plugin index must be two digits, got ${JSON.stringify(request.plugin_idx)}`);
+      if (!PLUGIN_NAME.test(request.plugin_name)) throw new TtrpcCallError(TtrpcCode.InvalidArgument, `plugin name must be letters, digits, ".", "_" or "-", got ${JSON.stringify(request.plugin_name)}`);
+      const name = `${request.plugin_idx}-${request.plugin_name}`;
+      if (this.plugins.some((p) => p.name === name)) throw new TtrpcCallError(TtrpcCode.InvalidArgument, `a plugin ${name} is registered already`);
+      plugin = new NriPlugin(connection, request.plugin_idx, request.plugin_name, this.o.requestTimeoutMs, this.o.log);
+      const registered = plugin;
+      // Configure follows the answer to RegisterPlugin: the plugin waits for it after registering.
+      setImmediate(() => {
+        this.admit(registered, config)
+          .catch((err: unknown) => registered.close(`set-up failed: ${errorMessage(err)}`))
+          .finally(() => {
+            clearTimeout(timer);
+            settle();
+          });
+      });
+      return {};
+    });
+    connection.serveRuntime('UpdateContainers', async (request) => {
+      // Unsolicited updates and evictions are not carried out: every one is reported failed.
+      if (request.update.length > 0 || request.evict.length > 0) {
+        this.o.log.warn({ plugin: plugin?.name, updates: request.update.length, evictions: request.evict.length }, 'NRI plugin asked to update or evict containers; Skiff does not carry that out');
+      }
+      return { failed: request.update };
+    });
+  }
+
+  /** Configure, then Synchronize; only then does the plugin get events. */
+  private async admit(plugin: NriPlugin, config: string): Promise<void> {
+    const configured = await plugin.call('Configure', {
+      config,
+      runtime_name: 'skiff',
+      runtime_version: this.o.runtimeVersion,
+      registration_timeout: this.o.registrationTimeoutMs,
+      request_timeout: this.o.requestTimeoutMs,
+      NRI_version: NRI_VERSION,
+    });
+    if (!configured || plugin.isClosed) return;
+    if ((configured.events & ~VALID_EVENT_MASK) !== 0) throw new Error(`it subscribed to unknown events (mask 0x${configured.events.toString(16)})`);
+    plugin.events = configured.events === 0 ? VALID_EVENT_MASK : configured.events;
+    plugin.failRequest = configured.failure_policy?.fail_request ?? false;
+    plugin.keepConnected = configured.failure_policy?.keep_connected ?? false;
+    // Events from the snapshot on wait until the plugin is in the list: it misses none.
+    const { pods, containers } = this.o.snapshot();
+    const synchronizing = (async () => {
+      const synchronized = await plugin.call('Synchronize', { pods: pods.map(nriPod), containers: containers.map((c) => nriContainer(c)), more: false });
+      if (!synchronized || plugin.isClosed) return;
+      if (synchronized.update.length > 0) this.o.log.warn({ plugin: plugin.name, updates: synchronized.update.length }, 'NRI plugin asked to update containers at Synchronize; Skiff does not carry that out');
+      this.plugins = [...this.plugins, plugin].sort((a, b) => (a.index === b.index ? a.base.localeCompare(b.base) : a.index.localeCompare(b.index)));
+      this.o.log.info({ plugin: plugin.name, events: plugin.events, plugins: this.pluginNames() }, 'NRI plugin registered');
+    })();
+    this.synchronizing.add(synchronizing);
+    try {
+      await synchronizing;
+    } finally {
+      this.synchronizing.delete(synchronizing);
+    }
+  }
+
+  private subscribers(event: number): NriPlugin[] {
+    return this.plugins.filter((p) => p.subscribed(event) && !p.isClosed);
+  }
+
+  /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
+  private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources }): Promise<void> {
+    await this.synchronized();
+    for (const plugin of this.subscribers(NriEvent[event])) {
+      try {
+        const reply = await plugin.call(event, request);
+        if (reply && 'update' in reply && reply.update.length > 0) {
+          this.o.log.warn({ plugin: plugin.name, event, updates: reply.update.length }, 'NRI plugin asked to update containers; Skiff does not carry that out');
+        }
+      } catch (err) {
+        if (err instanceof NriPluginFailure) throw new StatusError(status.UNAVAILABLE, err.message);
+        this.o.log.warn({ plugin: plugin.name, event, err: errorMessage(err) }, 'NRI plugin answered an event with an error');
+      }
+    }
+  }
+
+  /** `resources` (and `overhead`) for UpdatePodSandbox. */
+  notifyPod(event: PodEvent, pod: SandboxRecord, resources?: { resources: nri.LinuxResources; overhead: nri.LinuxResources }): Promise<void> {
+    return this.notify(event, { pod: nriPod(pod), ...(resources ? { linux_resources: resources.resources, overhead_linux_resources: resources.overhead } : {}) });
+  }
+
+  /** `resources` for UpdateContainer: the new ones. */
+  notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources): Promise<void> {
+    return this.notify(event, { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) });
+  }
+
+  /**
+   * CreateContainer: every subscribed plugin's adjustment merged in index order, then validated by
+   * the validating plugins. A conflict, something Skiff does not apply, a plugin's error answer or
+   * a validator's refusal fails the creation with FailedPrecondition naming the plugin(s).
+   */
+  async adjustContainer(pod: SandboxRecord, container: nri.Container): Promise<MergedAdjustment> {
+    await this.synchronized();
+    const podMessage = nriPod(pod);
+    const merged = emptyAdjustment();
+    const consulted: nri.PluginInstance[] = [];
+    const what = `container ${container.name ?? ''} (${container.id ?? ''})`;
+    for (const plugin of this.subscribers(NriEvent.CreateContainer)) {
+      let reply;
+      try {
+        reply = await plugin.call('CreateContainer', { pod: podMessage, container });
+      } catch (err) {
+        throw new StatusError(err instanceof NriPluginFailure ? status.UNAVAILABLE : status.FAILED_PRECONDITION, err instanceof NriPluginFailure ? err.message : `NRI plugin "${plugin.name}" failed to create ${what}: ${errorMessage(err)}`);
+      }
+      if (!reply) continue;
+      consulted.push({ name: plugin.base, index: plugin.index });
+      if (reply.update.length > 0 || reply.evict.length > 0) {
+        this.o.log.warn({ plugin: plugin.name, updates: reply.update.length, evictions: reply.evict.length }, 'NRI plugin asked to update or evict other containers; Skiff does not carry that out');
+      }
+      if (!reply.adjust) continue;
+      try {
+        mergeAdjustment(merged, plugin.name, container.id ?? '', reply.adjust);
+      } catch (err) {
+        if (err instanceof NriConflictError || err instanceof NriUnsupportedError) throw new StatusError(status.FAILED_PRECONDITION, err.message);
+        throw err;
+      }
+    }
+    const validators = this.subscribers(NriEvent.ValidateContainerAdjustment);
+    if (validators.length === 0) return merged;
+    const request = { pod: podMessage, container, adjust: nriAdjustment(merged), update: [], owners: nriOwners(container.id ?? '', merged), plugins: consulted };
+    for (const validator of validators) {
+      let verdict;
+      try {
+        verdict = await validator.call('ValidateContainerAdjustment', request);
+      } catch (err) {
+        throw new StatusError(err instanceof NriPluginFailure ? status.UNAVAILABLE : status.FAILED_PRECONDITION, `NRI validator "${validator.name}" failed on ${what}: ${errorMessage(err)}`);
+      }
+      if (verdict?.reject) throw new StatusError(status.FAILED_PRECONDITION, `NRI validator "${validator.name}" refused ${what}: ${verdict.reason || 'no reason given'}`);
+    }
+    return merged;
+  }
+}
