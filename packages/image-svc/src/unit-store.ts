@@ -47,6 +47,16 @@ export async function unitStore(): Promise<UnitStore> {
   };
 }
 
+/** Runs `test` against a fresh store, removed afterwards whatever the outcome. */
+export async function withUnitStore(test: (u: UnitStore) => Promise<void>): Promise<void> {
+  const u = await unitStore();
+  try {
+    await test(u);
+  } finally {
+    await u.cleanup();
+  }
+}
+
 /** A request as the server receives it: `fields` encoded and decoded again, so every field has its protobuf default. */
 export function imageRequest<Decoded>(method: keyof ImageServiceDefinition, fields: object): Decoded {
   const definition = imageServiceDefinition[method] as unknown as { requestSerialize: (r: object) => Buffer; requestDeserialize: (b: Buffer) => Decoded };

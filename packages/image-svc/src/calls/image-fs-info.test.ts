@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { unitStore } from '../unit-store.js';
+import { withUnitStore } from '../unit-store.js';
 import { imageFsInfoCall } from './image-fs-info.js';
 
 describe('ImageFsInfo', () => {
   it('one image filesystem, the store\'s root, with what it uses; no container filesystem of its own', async () => {
-    const u = await unitStore();
-    try {
+    await withUnitStore(async (u) => {
       await u.addImage('registry.test/app:1');
       const info = await imageFsInfoCall(u.store);
       assert.equal(info.image_filesystems?.length, 1);
@@ -15,8 +14,6 @@ describe('ImageFsInfo', () => {
       assert.ok(Number(fs?.used_bytes?.value) > 0, `bytes used: ${fs?.used_bytes?.value}`);
       assert.ok(Number(fs?.inodes_used?.value) > 0, `inodes used: ${fs?.inodes_used?.value}`);
       assert.deepEqual(info.container_filesystems, []);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

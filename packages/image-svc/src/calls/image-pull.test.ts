@@ -9,7 +9,7 @@ import { emptyRegistriesConfig, parseRegistriesConfig, RegistryClient, type Regi
 import { toStatusError } from '../errors.js';
 import { Puller } from '../puller.js';
 import { PullMetrics } from '../pull-metrics.js';
-import { imageRequest, unitStore, type UnitStore } from '../unit-store.js';
+import { imageRequest, withUnitStore, type UnitStore } from '../unit-store.js';
 import { pullImageCall } from './image-pull.js';
 
 const log = createLogger('image-svc', 'fatal');
@@ -41,33 +41,26 @@ async function failure(puller: Puller, reference: string): Promise<{ error: Stat
 
 describe('PullImage', () => {
   it('an empty reference is InvalidArgument, before any pull starts and without counting a failed pull', async () => {
-    const u = await unitStore();
-    try {
+    await withUnitStore(async (u) => {
       const metrics = new DaemonMetrics('image-svc');
       await assert.rejects(
         pullImageCall(pullerFor(u, emptyRegistriesConfig()), pull(''), new AbortController().signal, new PullMetrics(metrics)),
         (err: unknown) => err instanceof StatusError && err.code === status.INVALID_ARGUMENT && /^PullImage: image\.image \(the image reference\) is required$/.test(err.message),
       );
       assert.deepEqual((await metrics.registry.getSingleMetric('skiff_image_pull_failures_total')?.get())?.values, []);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a reference that does not parse is InvalidArgument, counted by that reason', async () => {
-    const u = await unitStore();
-    try {
+    await withUnitStore(async (u) => {
       const { error, counted } = await failure(pullerFor(u, emptyRegistriesConfig()), 'Not A Reference!');
       assert.equal(error.code, status.INVALID_ARGUMENT, error.message);
       assert.deepEqual(counted, { INVALID_ARGUMENT: 1 });
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a registry nothing answers on is Unavailable naming it; a blocked one FailedPrecondition; each counted by its reason', async () => {
-    const u = await unitStore();
-    try {
+    await withUnitStore(async (u) => {
       const host = `127.0.0.1:${await closedPort()}`;
       const unreachable = await failure(pullerFor(u, emptyRegistriesConfig()), `${host}/app:1`);
       assert.equal(unreachable.error.code, status.UNAVAILABLE, unreachable.error.message);
@@ -78,8 +71,6 @@ describe('PullImage', () => {
       assert.equal(blocked.error.code, status.FAILED_PRECONDITION, blocked.error.message);
       assert.deepEqual(blocked.counted, { FAILED_PRECONDITION: 1 });
       assert.deepEqual(await u.store.list(), [], 'nothing was recorded');
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import type { cri } from '@skiff/proto';
-import { criRequest, rejectsWithStatus, unitContext, type UnitContext } from '../daemon/unit-context.js';
+import { criRequest, rejectsWithStatus, inUnitContext, type UnitContext } from '../daemon/unit-context.js';
 import { toStatusError } from '../errors.js';
 import type { SandboxRecord } from '../state/records.js';
 import { containerNameKey } from '../state/state-index.js';
@@ -30,33 +30,26 @@ async function nothingMade(u: UnitContext, sandbox?: SandboxRecord): Promise<voi
 
 describe('CreateContainer refuses before it makes anything', () => {
   it('a request without config, name, image or sandbox id is InvalidArgument naming what is missing', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(createContainerCall(u.ctx, create({ pod_sandbox_id: 'a' })), status.INVALID_ARGUMENT, /^CreateContainer: config is required$/);
       await rejectsWithStatus(createContainerCall(u.ctx, create({ pod_sandbox_id: 'a', config: { image } })), status.INVALID_ARGUMENT, /config\.metadata\.name is required/);
       await rejectsWithStatus(createContainerCall(u.ctx, create({ pod_sandbox_id: 'a', config: { metadata } })), status.INVALID_ARGUMENT, /CreateContainer app: config\.image\.image is required/);
       await rejectsWithStatus(createContainerCall(u.ctx, create({ config: { metadata, image } })), status.INVALID_ARGUMENT, /pod_sandbox_id is required/);
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('an unknown sandbox is NotFound, one that is not ready FailedPrecondition', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(createContainerCall(u.ctx, create({ pod_sandbox_id: 'f'.repeat(64), config: { metadata, image } })), status.NOT_FOUND, /pod sandbox f{64} does not exist/);
       const stopped = await u.addSandbox('stopped');
       await rejectsWithStatus(createContainerCall(u.ctx, createIn(stopped, {})), status.FAILED_PRECONDITION, /is not ready .* containers can only be created in a ready sandbox/);
       await nothingMade(u, stopped);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a privileged container in an unprivileged sandbox, or a PID namespace target that is not a running container of the pod, is refused', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const pod = await u.addSandbox('ready');
       await rejectsWithStatus(createContainerCall(u.ctx, createIn(pod, { linux: { security_context: { privileged: true } } })), status.INVALID_ARGUMENT, /asks to be privileged but its pod sandbox was not created privileged/);
       await rejectsWithStatus(
@@ -65,27 +58,21 @@ describe('CreateContainer refuses before it makes anything', () => {
         /target container "nothing" for the PID namespace is not a running container of sandbox/,
       );
       await nothingMade(u, pod);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a log path outside the sandbox\'s log directory is InvalidArgument; one without journald FailedPrecondition', async () => {
-    const u = await unitContext({ journald: false });
-    try {
+    await inUnitContext({ journald: false }, async (u) => {
       const pod = await u.addSandbox('ready', { logDirectory: '/var/log/pods/unit' });
       await rejectsWithStatus(createContainerCall(u.ctx, createIn(pod, { log_path: '../escape.log' })), status.INVALID_ARGUMENT, /log path "\.\.\/escape\.log" leaves the sandbox's log directory/);
       await rejectsWithStatus(createContainerCall(u.ctx, createIn(pod, { log_path: 'a:b.log' })), status.INVALID_ARGUMENT, /contains ':'/);
       await rejectsWithStatus(createContainerCall(u.ctx, createIn(pod, { log_path: 'app/0.log' })), status.FAILED_PRECONDITION, /journald is not running.*\/var\/log\/pods\/unit\/app\/0\.log/);
       await nothingMade(u, pod);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('mounts runc would not apply as asked are InvalidArgument naming the mount', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const pod = await u.addSandbox('ready');
       const withMount = (mount: object): cri.CreateContainerRequest__Output => createIn(pod, { mounts: [mount] });
       await rejectsWithStatus(createContainerCall(u.ctx, withMount({ container_path: 'data', host_path: '/tmp' })), status.INVALID_ARGUMENT, /container_path "data" must be an absolute path/);
@@ -93,20 +80,15 @@ describe('CreateContainer refuses before it makes anything', () => {
       await rejectsWithStatus(createContainerCall(u.ctx, withMount({ container_path: '/data', host_path: '/tmp', readonly: true, mount_options: ['rw'] })), status.INVALID_ARGUMENT, /mount_options "rw" contradicts/);
       await rejectsWithStatus(createContainerCall(u.ctx, withMount({ container_path: '/data', host_path: '/tmp', mount_options: ['bogus'] })), status.INVALID_ARGUMENT, /mount_options bogus are not supported/);
       await nothingMade(u, pod);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a CDI device no spec defines is InvalidArgument, an image not in the store NotFound (as the server maps them)', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const pod = await u.addSandbox('ready');
       await rejectsWithStatus(answered(createContainerCall(u.ctx, createIn(pod, { CDI_devices: [{ name: 'vendor.test/gpu=0' }] }))), status.INVALID_ARGUMENT, /CDI device "vendor\.test\/gpu=0" is not defined by any spec/);
       await rejectsWithStatus(answered(createContainerCall(u.ctx, createIn(pod, {}))), status.NOT_FOUND, /image "registry\.test\/busybox:latest" is not in the image store/);
       await nothingMade(u, pod);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { status, type ServerWritableStream } from '@grpc/grpc-js';
 import type { cri } from '@skiff/proto';
-import { unitContext } from '../daemon/unit-context.js';
+import { inUnitContext } from '../daemon/unit-context.js';
 import { getContainerEventsCall } from './container-events-get.js';
 
 type EventsCall = ServerWritableStream<cri.GetEventsRequest__Output, cri.ContainerEventResponse>;
@@ -27,8 +27,7 @@ class EventsStream extends EventEmitter {
 
 describe('GetContainerEvents', () => {
   it('streams the events published from now on, in order, and none after the client has gone', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const pod = await u.addSandbox('ready');
       const app = await u.addContainer(pod, 'created');
       u.ctx.events.container(app, 'CONTAINER_CREATED_EVENT');
@@ -47,14 +46,11 @@ describe('GetContainerEvents', () => {
       assert.equal(u.ctx.events.bus.subscriberCount, 0, 'the subscription ends with the call');
       u.ctx.events.container(app, 'CONTAINER_DELETED_EVENT');
       assert.equal(stream.written.length, 2);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a client that stops reading is cut off with ResourceExhausted once its backlog is full, telling it to relist', async () => {
-    const u = await unitContext({ runtime: { event_backlog: 2 } });
-    try {
+    await inUnitContext({ runtime: { event_backlog: 2 } }, async (u) => {
       const pod = await u.addSandbox('ready');
       const app = await u.addContainer(pod, 'running');
       const stream = new EventsStream();
@@ -69,14 +65,11 @@ describe('GetContainerEvents', () => {
       assert.equal(stream.errors[0]?.code, status.RESOURCE_EXHAUSTED);
       assert.match(stream.errors[0]?.message ?? '', /fell 3 events behind; relist and subscribe again/);
       assert.equal(u.ctx.events.bus.subscriberCount, 0, 'the subscription ended');
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('events a slow client could not take yet are written, in order, once it drains', async () => {
-    const u = await unitContext({ runtime: { event_backlog: 8 } });
-    try {
+    await inUnitContext({ runtime: { event_backlog: 8 } }, async (u) => {
       const pod = await u.addSandbox('ready');
       const app = await u.addContainer(pod, 'running');
       const stream = new EventsStream();
@@ -90,8 +83,6 @@ describe('GetContainerEvents', () => {
       stream.emit('drain');
       assert.deepEqual(stream.written.map((e) => e.container_event_type), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT']);
       assert.deepEqual(stream.errors, []);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

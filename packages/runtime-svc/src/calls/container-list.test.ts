@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { criRequest, unitContext } from '../daemon/unit-context.js';
+import { criRequest, inUnitContext } from '../daemon/unit-context.js';
 import { listContainersCall, streamContainersCall } from './container-list.js';
 
 describe('ListContainers and StreamContainers', () => {
   it('filter by pod, state and id prefix, oldest first; a filter matching nothing is an empty list, not an error', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const podA = await u.addSandbox('ready');
       const podB = await u.addSandbox('ready');
       const later = await u.addContainer(podA, 'running', { createdAt: '1700000000000000200' });
@@ -20,8 +19,6 @@ describe('ListContainers and StreamContainers', () => {
       assert.deepEqual(await ids({ id: 'f'.repeat(64) }), []);
       const streamed = await streamContainersCall(u.ctx, criRequest('StreamContainers', { filter: { pod_sandbox_id: podA.id } }));
       assert.deepEqual(streamed.map((c) => c.id), [earlier.id, later.id]);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

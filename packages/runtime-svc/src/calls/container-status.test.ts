@@ -1,25 +1,21 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { criRequest, rejectsWithStatus, unitContext } from '../daemon/unit-context.js';
+import { criRequest, rejectsWithStatus, inUnitContext } from '../daemon/unit-context.js';
 import { containerStatusCall } from './container-status.js';
 
 const statusOf = (container_id: string, verbose = false) => criRequest<Parameters<typeof containerStatusCall>[1]>('ContainerStatus', { container_id, verbose });
 
 describe('ContainerStatus', () => {
   it('an empty id is InvalidArgument, an unknown one NotFound', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(containerStatusCall(u.ctx, statusOf('')), status.INVALID_ARGUMENT, /^ContainerStatus: container_id is required$/);
       await rejectsWithStatus(containerStatusCall(u.ctx, statusOf('f'.repeat(64))), status.NOT_FOUND, /^ContainerStatus: container f{64} does not exist$/);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('reports an exited container\'s exit, finds a container by a prefix of its id, and gives verbose info only when asked', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const pod = await u.addSandbox('ready');
       const exited = await u.addContainer(pod, 'exited', { exitCode: 3, reason: 'Error', finishedAt: '1700000000000000001' });
       const plain = await containerStatusCall(u.ctx, statusOf(exited.id.slice(0, 16)));
@@ -28,8 +24,6 @@ describe('ContainerStatus', () => {
       const verbose = await containerStatusCall(u.ctx, statusOf(exited.id, true));
       const info = JSON.parse(verbose.info?.['info'] ?? '{}') as { sandboxID?: string; pid?: number; runtimeSpec?: unknown };
       assert.deepEqual([info.sandboxID, info.pid, info.runtimeSpec], [pod.id, 0, null]);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

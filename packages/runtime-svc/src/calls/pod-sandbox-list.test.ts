@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { criRequest, unitContext } from '../daemon/unit-context.js';
+import { criRequest, inUnitContext } from '../daemon/unit-context.js';
 import { listPodSandboxCall, streamPodSandboxesCall } from './pod-sandbox-list.js';
 
 describe('ListPodSandbox and StreamPodSandboxes', () => {
   it('filter by state, labels and id prefix, oldest first; a filter matching nothing is an empty list', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const ready = await u.addSandbox('ready', { createdAt: '1700000000000000200', labels: { app: 'web' } });
       const stopped = await u.addSandbox('stopped', { createdAt: '1700000000000000100', labels: { app: 'web' } });
       const pauseGone = await u.addSandbox('ready', { createdAt: '1700000000000000300', pid: 0x7fffffff });
@@ -18,8 +17,6 @@ describe('ListPodSandbox and StreamPodSandboxes', () => {
       assert.deepEqual(await ids({ label_selector: { app: 'none' } }), []);
       const streamed = await streamPodSandboxesCall(u.ctx, criRequest('StreamPodSandboxes', { filter: { label_selector: { app: 'web' } } }));
       assert.deepEqual(streamed.map((p) => p.id), [stopped.id, ready.id]);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import type { cri } from '@skiff/proto';
-import { criRequest, rejectsWithStatus, unitContext, type UnitContext } from '../daemon/unit-context.js';
+import { criRequest, rejectsWithStatus, inUnitContext, type UnitContext } from '../daemon/unit-context.js';
 import { podNameKey } from '../state/state-index.js';
 import { runPodSandboxCall } from './pod-sandbox-run.js';
 
@@ -19,20 +19,16 @@ async function nothingMade(u: UnitContext): Promise<void> {
 
 describe('RunPodSandbox refuses before it makes anything', () => {
   it('a request without config, or metadata missing a field, is InvalidArgument naming the fields', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({})), status.INVALID_ARGUMENT, /^RunPodSandbox: config is required$/);
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: {} })), status.INVALID_ARGUMENT, /config\.metadata\.name, namespace, uid is required/);
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata: { name: 'web', namespace: 'default' } } })), status.INVALID_ARGUMENT, /config\.metadata\.uid is required/);
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('namespace modes a sandbox cannot have, and a bad host name, are InvalidArgument', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const withNamespaces = (namespace_options: object): cri.RunPodSandboxRequest__Output => run({ config: { metadata, linux: { security_context: { namespace_options } } } });
       await rejectsWithStatus(runPodSandboxCall(u.ctx, withNamespaces({ pid: 'TARGET' })), status.INVALID_ARGUMENT, /pid namespace mode TARGET applies to containers, not sandboxes/);
       await rejectsWithStatus(
@@ -42,44 +38,33 @@ describe('RunPodSandbox refuses before it makes anything', () => {
       );
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata, hostname: 'a b' } })), status.INVALID_ARGUMENT, /hostname "a b" is not a valid host name/);
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('an unknown runtime handler is InvalidArgument naming the handlers there are', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata }, runtime_handler: 'nope' })), status.INVALID_ARGUMENT, /runtime handler "nope" is not configured; this node offers: runc/);
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a pod on the pod network while no CNI network is configured is FailedPrecondition naming the directory', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       await rejectsWithStatus(
         runPodSandboxCall(u.ctx, run({ config: { metadata } })),
         status.FAILED_PRECONDITION,
         new RegExp(`no CNI network configuration in ${u.ctx.config.runtime.cni_conf_dir}; install one`),
       );
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 
   it('a client already gone is Cancelled, with nothing made and the name free', async () => {
-    const u = await unitContext();
-    try {
+    await inUnitContext(async (u) => {
       const gone = AbortSignal.abort();
       const hostNetwork = run({ config: { metadata, linux: { security_context: { namespace_options: { network: 'NODE' } } } } });
       await rejectsWithStatus(runPodSandboxCall(u.ctx, hostNetwork, gone), status.CANCELLED, /^RunPodSandbox: the client went away .* nothing was done$/);
       await nothingMade(u);
-    } finally {
-      await u.cleanup();
-    }
+    });
   });
 });

@@ -111,6 +111,21 @@ export async function unitContext(options: { runtime?: Partial<RuntimeServiceCon
   };
 }
 
+type UnitContextOptions = Parameters<typeof unitContext>[0];
+
+/** Runs `test` in a fresh unit context (with `options`, when given), removed afterwards whatever the outcome. */
+export async function inUnitContext(test: (u: UnitContext) => Promise<void>): Promise<void>;
+export async function inUnitContext(options: UnitContextOptions, test: (u: UnitContext) => Promise<void>): Promise<void>;
+export async function inUnitContext(first: UnitContextOptions | ((u: UnitContext) => Promise<void>), second?: (u: UnitContext) => Promise<void>): Promise<void> {
+  const [options, test] = typeof first === 'function' ? [{}, first] : [first, second!];
+  const u = await unitContext(options);
+  try {
+    await test(u);
+  } finally {
+    await u.cleanup();
+  }
+}
+
 /** `promise` rejects with a StatusError of `code` whose message matches `message`. */
 export async function rejectsWithStatus(promise: Promise<unknown>, code: status, message: RegExp): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
