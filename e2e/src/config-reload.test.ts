@@ -68,12 +68,14 @@ describe('skiff reload', () => {
   });
 
   test('a broken registries.conf changes nothing: the service keeps serving with the mirror it had', async () => {
+    const pid = await skiff.servicePid('image-svc');
     await writeFile(join(skiff.dir, 'registries.conf'), '[[registry]\nlocation = ');
     const logged = skiff.output().length;
     await reload();
     await untilLogged(/configuration not reloaded/, logged);
     await callUnary(images, 'RemoveImage', { image: { image: reference } }, { timeoutMs: 60_000 });
     await callUnary(images, 'PullImage', { image: { image: reference } }, { timeoutMs: 60_000 });
+    assert.equal(await skiff.servicePid('image-svc'), pid, 'no restart');
   });
 });
 

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -251,8 +251,19 @@ describe('pulling', () => {
     assert.equal(afterCount - before, 1);
   });
 
-  test('a 100 MB layer streams through', async () => {
+  test('a 100 MB layer streams through: image-svc\'s memory grows by less than the layer while it does (it never holds the layer whole)', async (t) => {
+    const pid = await skiff.servicePid('image-svc');
+    assert.ok(pid, 'image-svc runs');
+    await remove(pushed['big']!.reference);
+    const memoryKiB = (field: 'VmRSS' | 'VmHWM'): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    // Writing 5 to clear_refs sets the peak (VmHWM) back to the present RSS: what is read after the
+    // pull is the most image-svc held at any moment during it, however short.
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    const before = memoryKiB('VmRSS');
     await pull(pushed['big']!.reference);
+    const growthKiB = memoryKiB('VmHWM') - before;
+    t.diagnostic(`image-svc's RSS: ${before} KiB before the pull, ${growthKiB} KiB more at its peak`);
+    assert.ok(growthKiB < BIG_FILE.size / 1024, `image-svc's peak RSS grew by ${growthKiB} KiB while it pulled a ${BIG_FILE.size / 1024} KiB layer`);
     const { info } = await statusOf(pushed['big']!.reference, true);
     const { snapshots } = JSON.parse(info['info']!) as { snapshots: string[] };
     assert.equal(statSync(join(snapshots[0]!, BIG_FILE.path)).size, BIG_FILE.size);
@@ -429,7 +440,7 @@ describe('the daemon', () => {
     assert.deepEqual(debris(), []);
   });
 
-  test('an unknown registry host → Unavailable, without a DNS packet leaving the machine', async () => {
+  test('an unknown registry host, looked up where no resolver can be reached (a network namespace with only loopback) → Unavailable naming the host', async () => {
     // A second image-svc in a network namespace of its own with only loopback: the name lookup fails
     // at once (no route to any resolver), exactly as on a node whose DNS does not know the host.
     const dir = join(skiff.dir, 'isolated');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { callUnary, type cri } from '@skiff/proto';
-import { parseCriLog, reassembleStreams } from '@skiff/logs-svc';
+import { criRecords, criStreams, withoutTimes } from './lib/cri-log-file.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { status } from '@grpc/grpc-js';
 
@@ -27,7 +27,7 @@ after(async () => {
 });
 
 async function logOf(path: string): Promise<{ stdout: Buffer; stderr: Buffer }> {
-  return reassembleStreams(parseCriLog(await readFile(path)));
+  return criStreams(await readFile(path));
 }
 
 /** The numbers from..to, one a line (what `seq from to` prints). */
@@ -50,10 +50,9 @@ function assertConsecutive(text: string, what: string): number {
 test('100,000 lines are all in the file, in order, as soon as the container is reported exited', async () => {
   const id = await h.runContainer(pod, 'hundred-k', { command: ['seq', '1', '100000'] });
   const status = await h.waitForExit(id, 60_000);
-  const { stdout, stderr } = await logOf(status.log_path);
-  const text = stdout.toString();
-  if (text !== numbers(1, 100000)) assert.fail(`the file has ${text.split('\n').length - 1} lines, ending ${JSON.stringify(text.slice(-40))}`);
-  assert.equal(stderr.length, 0);
+  const file = withoutTimes(await readFile(status.log_path));
+  const expected = numbers(1, 100000).replace(/^/gm, 'stdout F ').slice(0, -'stdout F '.length);
+  if (file !== expected) assert.fail(`the file has ${file.split('\n').length - 1} records, ending ${JSON.stringify(file.slice(-40))}`);
 });
 
 test('a 1 MiB line, binary bytes, stderr and a last line without newline are kept byte for byte', async () => {
@@ -66,13 +65,15 @@ test('a 1 MiB line, binary bytes, stderr and a last line without newline are kep
   const id = await h.runContainer(pod, 'bytes', { command: ['sh', '-c', script] });
   const status = await h.waitForExit(id, 60_000);
   const raw = await readFile(status.log_path);
-  const records = parseCriLog(raw);
+  const records = criRecords(raw);
   assert.ok(records.every((r) => r.content.length <= 16 * 1024), 'no record is longer than 16 KiB');
-  const { stdout, stderr } = reassembleStreams(records);
+  const { stdout, stderr } = criStreams(raw);
   const expected = Buffer.concat([Buffer.alloc(1048576, 'x'), Buffer.from('\n'), Buffer.from([1, 0xff, 0xfe, 0xc3, 0x28]), Buffer.from(' bin\nno newline at the end')]);
   assert.ok(stdout.equals(expected), `stdout differs (${stdout.length} bytes, expected ${expected.length})`);
   assert.equal(stderr.toString(), 'to stderr\n');
   assert.ok(raw.toString('latin1').includes(' stderr F to stderr\n'));
+  const tail = withoutTimes(raw).split('\n').filter((r) => r.startsWith('stdout')).slice(-2);
+  assert.deepEqual(tail, [`stdout F ${Buffer.from([1, 0xff, 0xfe, 0xc3, 0x28]).toString('latin1')} bin`, 'stdout P no newline at the end'], 'the last line is a partial record');
 });
 
 /** A shell loop printing consecutive numbers for about `seconds`. */

@@ -170,7 +170,10 @@ describe('a gVisor pod', () => {
     await h.runContainer(pod, name('forward-target'), { command: ['nc', '-ll', '-p', '7100', '-e', 'cat'] });
     const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [7100] });
     const payload = Buffer.from('forwarded into gVisor\n');
-    await eventually('the forwarded echo', async () => (await wsForwardOnce(url, payload, payload.length, 3000)).data.equals(payload));
+    let forwarded: { data: Buffer; error: string } = { data: Buffer.alloc(0), error: '' };
+    await eventually('the forwarded echo', async () => (forwarded = await wsForwardOnce(url, payload, payload.length, 3000)).data.equals(payload));
+    assert.equal(forwarded.data.toString(), payload.toString(), 'the server in the sandbox echoed the bytes back');
+    assert.equal(forwarded.error, '', 'nothing on the error stream');
   });
 
   test('container and pod stats count a busy container', async () => {

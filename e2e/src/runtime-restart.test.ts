@@ -11,8 +11,36 @@ import { inventoryIds, placesOf, type RuntimeInventory } from './lib/runtime-inv
 
 const run = promisify(execFile);
 
+type OpKind = 'create' | 'start' | 'stop' | 'run-pod';
+
+/**
+ * Every step of each call, as its StepTimer names them: runtime-svc is killed at each in turn.
+ * With SKIFF_TEST_KILL_STEP_FILE set (below) a daemon kills itself when its operation reaches the
+ * step that file names (`<operation>:<step>`), so every kill lands inside its call at a known
+ * point however fast the machine is (see @skiff/common's step-timer.ts).
+ */
+const STEPS: Record<OpKind, { op: string; steps: string[] }> = {
+  create: { op: 'CreateContainer', steps: ['validate and resolve image', 'lease and dirs', 'overlay mounts', 'user and spec', 'rootfs and spec', 'logs-svc track', 'record'] },
+  start: { op: 'StartContainer', steps: ['lock', 'checks', 'conmon + runc create', 'runc start', 'record'] },
+  stop: { op: 'container stop', steps: ['refresh', 'signal and wait for exit', 'refresh after exit'] },
+  'run-pod': {
+    op: 'RunPodSandbox',
+    steps: ['validate', 'record (creating)', 'netns', 'shm', 'pod files', 'record, netns, shm and rootfs dir', 'CNI ADD', 'runc run pause', 'pin namespaces', 'network and pause', 'record (ready)'],
+  },
+};
+const OPS: readonly OpKind[] = ['create', 'start', 'stop', 'run-pod'];
+/** The kill points, the calls' steps taken round-robin over the kinds of call. */
+const PLAN: { kind: OpKind; step: string }[] = [];
+for (let at = 0; PLAN.length < OPS.reduce((n, kind) => n + STEPS[kind].steps.length, 0); at++) {
+  for (const kind of OPS) {
+    const step = STEPS[kind].steps[at];
+    if (step !== undefined) PLAN.push({ kind, step });
+  }
+}
 /** Kills of runtime-svc, each in the middle of a call. */
-const KILLS = 20;
+const KILLS = PLAN.length;
+/** The file naming the step at which runtime-svc kills itself next; runtime-svc sees it through the environment `skiff up` passes on. */
+const KILL_STEP_FILE = join(tmpdir(), `skiff-restart-kill-step-${process.pid}`);
 /**
  * The supervisor waits 0.2 s before the first restart and doubles the wait with each crash that
  * comes within 5 s of the start (up to 15 s); 20 quick crashes in a row would take minutes of waiting.
@@ -22,9 +50,6 @@ const KILLS_PER_SUPERVISOR = 4;
 
 /** Ignores SIGTERM, so StopContainer waits out its timeout: a stop lasts long enough to be cut short. */
 const STUBBORN = ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'];
-
-type OpKind = 'create' | 'start' | 'stop' | 'run-pod';
-const OPS: readonly OpKind[] = ['create', 'start', 'stop', 'run-pod'];
 
 let h: RuntimeHarness;
 /** What the supervisors that were restarted printed, kept for the report when the test fails. */
@@ -53,6 +78,7 @@ before(async () => {
     ['#!/bin/sh', 'for arg; do', `  if [ "$arg" = create ]; then while [ -e ${HOLD_FILE} ]; do sleep 0.05; done; fi`, 'done', `exec ${runcPath} "$@"`, ''].join('\n'),
     { mode: 0o755 },
   );
+  process.env['SKIFF_TEST_KILL_STEP_FILE'] = KILL_STEP_FILE;
   h = await startRuntimeHarness({ images: ['busybox'], config: ['[[runtime.handlers]]', 'name = "held"', `runtime_path = "${HELD_RUNTIME}"`].join('\n') });
 });
 
@@ -60,6 +86,7 @@ after(async () => {
   await h?.stop();
   await rm(HOLD_FILE, { force: true });
   await rm(HELD_RUNTIME, { force: true });
+  await rm(KILL_STEP_FILE, { force: true });
 });
 
 async function listContainers(filter: cri.ContainerFilter = {}): Promise<cri.Container__Output[]> {
@@ -105,36 +132,34 @@ async function killRuntimeService(pid: number, restartSupervisor: boolean): Prom
   }
 }
 
+/** After runtime-svc killed itself at a kill point: the supervisor's restart (or a fresh `skiff up`) until it answers again. */
+async function restartAfterKill(pid: number, restartSupervisor: boolean): Promise<void> {
+  if (restartSupervisor) {
+    for (let alive = true; alive; await sleep(20)) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+    }
+    earlierOutput.push(h.skiff.output());
+    await h.restartSkiff();
+  } else {
+    await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+    await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
+  }
+}
+
 describe('runtime-svc killed in the middle of calls', () => {
-  test(`${KILLS} SIGKILLs during create, start, stop and RunPodSandbox: running containers survive, nothing stray`, async (t) => {
+  test(`${KILLS} SIGKILLs, at every step of create, start, stop and RunPodSandbox: running containers survive, nothing stray`, async (t) => {
     const started = Date.now();
     const pods: Pod[] = [await h.runPod(), await h.runPod()];
     /** Containers whose StartContainer succeeded and that nothing has tried to stop since. */
     const running = new Set<string>();
     for (const pod of pods) for (let i = 0; i < 3; i++) running.add(await h.runContainer(pod, `steady-${running.size}`, { command: STUBBORN }));
 
-    // How long each kind of call takes here, so that kills land inside them.
-    const timing: Record<OpKind, number> = { create: 0, start: 0, stop: 0, 'run-pod': 0 };
-    {
-      let t0 = Date.now();
-      const probePod = await h.runPod();
-      timing['run-pod'] = Date.now() - t0;
-      t0 = Date.now();
-      const probe = await h.createContainer(probePod, 'probe', { command: STUBBORN });
-      timing.create = Date.now() - t0;
-      t0 = Date.now();
-      await callUnary(h.runtime, 'StartContainer', { container_id: probe });
-      timing.start = Date.now() - t0;
-      t0 = Date.now();
-      await callUnary(h.runtime, 'StopContainer', { container_id: probe, timeout: 1 });
-      timing.stop = Date.now() - t0;
-      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: probePod.id }, { timeoutMs: 60_000 });
-    }
-    t.diagnostic(`call durations (ms): ${JSON.stringify(timing)}`);
-
     let interrupted = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const kind = OPS[i % OPS.length]!;
+    for (const [i, { kind, step }] of PLAN.entries()) {
       const pod = pods[i % pods.length]!;
       const labels = { iteration: String(i) };
       let call: () => Promise<unknown>;
@@ -163,26 +188,23 @@ describe('runtime-svc killed in the middle of calls', () => {
       }
       const pid = await h.skiff.servicePid('runtime-svc');
       assert.ok(pid !== undefined);
-      // Somewhere from the first tenth of the call to its end, spread over the iterations.
-      const delay = Math.round(timing[kind] * (0.1 + 0.9 * ((i * 0.618) % 1)));
-      let settled = false;
-      const outcome = call().then(
+      const killPoint = `${STEPS[kind].op}:${step}`;
+      await writeFile(KILL_STEP_FILE, killPoint);
+      const result: { ok: true; value: unknown } | { ok: false; err: unknown } = await call().then(
         (value) => ({ ok: true as const, value }),
         (err: unknown) => ({ ok: false as const, err }),
       );
-      void outcome.then(() => (settled = true));
-      await sleep(delay);
-      if (!settled) interrupted++;
-      await killRuntimeService(pid, (i + 1) % KILLS_PER_SUPERVISOR === 0);
-      const result = await outcome;
+      assert.equal(await exists(KILL_STEP_FILE), false, `iteration ${i}: ${kind} never reached its step "${killPoint}"${result.ok ? ' (the call completed)' : ''}`);
+      assert.equal(result.ok, false, `iteration ${i}: ${kind} answered although runtime-svc was killed at "${killPoint}"`);
+      interrupted++;
+      await restartAfterKill(pid, (i + 1) % KILLS_PER_SUPERVISOR === 0);
       // A start cut short may or may not have happened; what the runtime now says must be true (checked below).
-      if (kind === 'start' && startingId && (result.ok || (await h.containerStatus(startingId)).state === 'CONTAINER_RUNNING')) running.add(startingId);
-      if (result.ok && kind === 'run-pod') pods.push(result.value as Pod);
+      if (kind === 'start' && startingId && (await h.containerStatus(startingId)).state === 'CONTAINER_RUNNING') running.add(startingId);
 
-      if (process.env['SKIFF_E2E_VERBOSE']) t.diagnostic(`${i} ${kind} after ${delay} ms: ${result.ok ? 'completed' : 'cut short'}, at ${Date.now() - started} ms`);
+      if (process.env['SKIFF_E2E_VERBOSE']) t.diagnostic(`${i} ${kind} killed at "${step}"`);
       // After every restart, everything that was running still is.
       const listedRunning = new Set((await listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map((c) => c.id));
-      for (const id of running) assert.ok(listedRunning.has(id), `iteration ${i} (${kind}): container ${id} is no longer running`);
+      for (const id of running) assert.ok(listedRunning.has(id), `iteration ${i} (${kind} killed at "${step}"): container ${id} is no longer running`);
     }
     t.diagnostic(`${interrupted} of ${KILLS} kills landed while the call was in flight`);
     assert.ok(interrupted >= KILLS / 2, `only ${interrupted} kills interrupted a call`);

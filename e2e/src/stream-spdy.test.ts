@@ -176,7 +176,10 @@ describe('SPDY/3.1 streaming', { timeout: 300_000 }, () => {
     await new Promise<void>((resolve) => stdout.onData(() => resolve()));
     await sp.h.restartSkiff();
     await client.closed;
-    await eventually('the exec process to be killed', async () => (await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1001"'])).stdout.trim() === '0');
+    assert.equal(client.socket!.destroyed, true, 'the client saw its connection end');
+    let left = '';
+    await eventually('the exec process to be killed', async () => (left = (await sp.h.exec(sp.app, ['sh', '-c', 'ps | grep -c "[s]leep 1001"'])).stdout.trim()) === '0');
+    assert.equal(left, '0', 'no exec process left in the container');
   });
 
   describe('terminals and attach', () => {

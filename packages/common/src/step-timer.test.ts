@@ -56,3 +56,41 @@ test('nothing is logged above debug level', () => {
   timer.done();
   assert.equal(lines.length, 0);
 });
+
+/** Runs a process that marks steps a, b (timed) and c of operation Op, printing each; answers what it printed and how it ended. */
+async function markSteps(env: Record<string, string>): Promise<{ printed: string; signal: NodeJS.Signals | null }> {
+  const { spawn } = await import('node:child_process');
+  const script = [
+    `const { StepTimer } = await import(${JSON.stringify(new URL('./step-timer.js', import.meta.url).href)});`,
+    "const t = new StepTimer({ isLevelEnabled: () => false, debug: () => {} }, 'Op');",
+    "t.mark('a'); process.stdout.write('a ');",
+    "await t.time('b', Promise.resolve()); await new Promise((r) => setImmediate(r)); process.stdout.write('b ');",
+    "t.mark('c'); process.stdout.write('c');",
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let printed = '';
+  child.stdout.on('data', (c: Buffer) => (printed += c.toString()));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
+  return { printed, signal };
+}
+
+test('a kill point: only where SKIFF_TEST_KILL_STEP_FILE names a file naming the step does the process kill itself there, once', async () => {
+  const { mkdtemp, writeFile, access, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = await mkdtemp(join(tmpdir(), 'kill-step-'));
+  try {
+    const file = join(dir, 'step');
+    assert.deepEqual(await markSteps({}), { printed: 'a b c', signal: null }, 'inert without the variable');
+    await writeFile(file, 'Op:b\n');
+    assert.deepEqual(await markSteps({}), { printed: 'a b c', signal: null }, 'a file alone does nothing');
+    assert.deepEqual(await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }), { printed: 'a ', signal: 'SIGKILL' }, 'killed at the end of the timed step b');
+    await assert.rejects(access(file), 'the file is consumed');
+    await writeFile(file, 'Op:c');
+    assert.deepEqual(await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }), { printed: 'a b ', signal: 'SIGKILL' }, 'killed at c');
+    await writeFile(file, 'Other:a');
+    assert.deepEqual(await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }), { printed: 'a b c', signal: null }, 'another operation\'s step is not this one');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,4 +1,28 @@
+import { readFileSync, rmSync } from 'node:fs';
 import type { Logger } from './logger.js';
+
+/**
+ * Kill points for the restart tests, inert in a deployment: only when the environment variable
+ * SKIFF_TEST_KILL_STEP_FILE names a file (the e2e tests set it; nothing else does) is that file
+ * read at the end of every step, and a daemon whose operation reaches the step it names
+ * (`<operation>:<step>`, as the StepTimer calls them) removes the file and SIGKILLs itself there.
+ * So a test kills a call at each of its steps in turn, whatever the machine's speed. Unset, it
+ * costs one look at the environment when the module loads.
+ */
+const KILL_STEP_FILE = process.env['SKIFF_TEST_KILL_STEP_FILE'] || undefined;
+
+function killIfNamed(op: string, step: string): void {
+  if (KILL_STEP_FILE === undefined) return;
+  let named: string;
+  try {
+    named = readFileSync(KILL_STEP_FILE, 'utf8').trim();
+  } catch {
+    return;
+  }
+  if (named !== `${op}:${step}`) return;
+  rmSync(KILL_STEP_FILE, { force: true });
+  process.kill(process.pid, 'SIGKILL');
+}
 
 /**
  * Where one operation's time goes: named steps with their durations in ms, logged once at debug
@@ -23,6 +47,7 @@ export class StepTimer {
 
   /** Ends the step that ran since the previous mark (or the start) and names it. */
   mark(name: string): void {
+    killIfNamed(this.op, name);
     if (!this.enabled) return;
     const now = performance.now();
     this.add(name, now - this.last);
@@ -31,6 +56,7 @@ export class StepTimer {
 
   /** Times `work` from now until it settles, for steps that run alongside others. */
   time<T>(name: string, work: Promise<T>): Promise<T> {
+    if (KILL_STEP_FILE !== undefined) work.then(() => killIfNamed(this.op, name), () => undefined);
     if (!this.enabled) return work;
     const start = performance.now();
     const settle = (): void => this.add(name, performance.now() - start);

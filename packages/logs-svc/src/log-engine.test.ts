@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { test } from 'node:test';
 import { createLogger, ensureJournald, SpawnServer } from '@skiff/common';
-import { parseCriLog, reassembleStreams } from '@skiff/common/core';
 import { BarrierTimeout, LogEngine } from './log-engine.js';
 
 const log = createLogger('logs-svc-test', 'warn');
@@ -31,9 +30,20 @@ function sendLines(id: string, lines: string[], priority = 6, asUser: string[] =
   }).then(() => (lines.length > 1 ? sendLines(id, lines.slice(1), priority, asUser) : undefined));
 }
 
+/**
+ * The streams of a CRI log file, read by the kubelet's rule rather than with cri-format.ts (which
+ * wrote it): every record is `<RFC3339Nano time> <stdout|stderr> <P|F> <content>\n`, F ending a line.
+ */
 async function streams(path: string): Promise<{ stdout: string; stderr: string }> {
-  const s = reassembleStreams(parseCriLog(await readFile(path)));
-  return { stdout: s.stdout.toString(), stderr: s.stderr.toString() };
+  const records = (await readFile(path, 'latin1')).split('\n');
+  assert.equal(records.pop(), '', 'the file ends with a whole record');
+  const out = { stdout: '', stderr: '' };
+  for (const record of records) {
+    const m = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([PF]) (.*)$/s.exec(record);
+    assert.ok(m, `not a CRI log record: ${JSON.stringify(record)}`);
+    out[m[1] as 'stdout' | 'stderr'] += m[3]! + (m[2] === 'F' ? '\n' : '');
+  }
+  return { stdout: Buffer.from(out.stdout, 'latin1').toString(), stderr: Buffer.from(out.stderr, 'latin1').toString() };
 }
 
 test('a restart cuts bytes written past the saved state and resumes after the saved cursor', async (t) => {

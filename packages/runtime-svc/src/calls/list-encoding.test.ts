@@ -12,7 +12,7 @@ import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { criSandboxContent, toCriSandbox } from '../sandbox/sandbox-view.js';
 import type { ContainerPhase, ContainerRecord, SandboxRecord } from '../state/records.js';
 import { StateIndex } from '../state/state-index.js';
-import { containerRecordFixture } from '../state/record-fixtures.js';
+import { containerRecordFixture, sandboxRecordFixture } from '../state/record-fixtures.js';
 import { sameContent, type EntryContent } from '../listing/list-entry-cache.js';
 import { listContainersCall as listContainers } from './container-list.js';
 import { ContainerEvents } from '../events/container-events.js';
@@ -42,29 +42,15 @@ function containerRecord(phase: ContainerPhase, createdAt: string, extra: Partia
 
 function sandboxRecord(phase: SandboxRecord['phase'], createdAt: string, labels: Record<string, string>): SandboxRecord {
   counter++;
-  return {
-    version: 1,
-    id: `${counter.toString(16).padStart(4, '0')}${'5'.repeat(60)}`,
-    phase,
+  return sandboxRecordFixture(`${counter.toString(16).padStart(4, '0')}${'5'.repeat(60)}`, phase, {
     metadata: { name: `pod-${counter}`, uid: `uid-${counter}`, namespace: 'default', attempt: 0 },
     createdAt,
     runtimeHandler: counter % 2 ? '' : 'runc',
     labels,
     annotations: { 'kubernetes.io/config.seen': `2024-01-01T00:00:0${counter % 10}Z` },
     hostname: `pod-${counter}`,
-    logDirectory: '',
-    namespaces: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' },
-    privileged: false,
-    cgroupParent: '',
-    cgroupsPath: '',
-    podCgroupGiven: false,
-    sysctls: {},
-    portMappings: [],
-    ips: [],
-    shmMounted: false,
     pid: phase === 'ready' ? process.pid : undefined,
-    dnsConfig: { servers: [], searches: [], options: [] },
-  };
+  });
 }
 
 /** Decodes both encodings, checks they hold the same list, and that the bytes are the same too. */

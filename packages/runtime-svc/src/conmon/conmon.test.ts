@@ -259,11 +259,12 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       (err: unknown) => err instanceof ConmonError && /no such file or directory|not found/.test(err.message),
     );
     const id = created[created.length - 1]!;
-    const pidText = await fs.readFile(join(base, id, 'conmon.pid'), 'utf8').catch(() => '');
-    if (pidText) {
-      for (let i = 0; i < 100 && isProcessAlive(Number(pidText)); i++) await sleep(20);
-      assert.equal(isProcessAlive(Number(pidText)), false);
-    }
+    // conmon writes its pid file before it runs runc, so a failed create still leaves one to check.
+    const pidText = await fs.readFile(join(base, id, 'conmon.pid'), 'utf8');
+    const conmonPid = Number(pidText.trim());
+    assert.ok(Number.isInteger(conmonPid) && conmonPid > 1, `conmon.pid holds a pid: ${JSON.stringify(pidText)}`);
+    for (let i = 0; i < 100 && isProcessAlive(conmonPid); i++) await sleep(20);
+    assert.equal(isProcessAlive(conmonPid), false);
     await runc.delete(id, { force: true });
   });
 });

@@ -1,4 +1,4 @@
-import type { ContainerPhase, ContainerRecord } from './records.js';
+import type { ContainerPhase, ContainerRecord, SandboxPhase, SandboxRecord } from './records.js';
 
 /** A container record for unit tests: busybox, no mounts, no log; `extra` overrides any field. */
 export function containerRecordFixture(id: string, sandboxId: string, phase: ContainerPhase, extra: Partial<ContainerRecord> = {}): ContainerRecord {
@@ -26,6 +26,33 @@ export function containerRecordFixture(id: string, sandboxId: string, phase: Con
     stdin: false,
     stdinOnce: false,
     rootfsMounted: false,
+    ...extra,
+  };
+}
+
+/** A sandbox record for unit tests: pod network, no log directory, no process; `extra` overrides any field. */
+export function sandboxRecordFixture(id: string, phase: SandboxPhase, extra: Partial<SandboxRecord> = {}): SandboxRecord {
+  return {
+    version: 1,
+    id,
+    phase,
+    metadata: { name: 'pod', uid: 'uid', namespace: 'default', attempt: 0 },
+    createdAt: '1700000000000000000',
+    runtimeHandler: '',
+    labels: {},
+    annotations: {},
+    hostname: 'pod',
+    logDirectory: '',
+    namespaces: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' },
+    privileged: false,
+    cgroupParent: '',
+    cgroupsPath: '',
+    podCgroupGiven: false,
+    sysctls: {},
+    portMappings: [],
+    ips: [],
+    shmMounted: false,
+    dnsConfig: { servers: [], searches: [], options: [] },
     ...extra,
   };
 }

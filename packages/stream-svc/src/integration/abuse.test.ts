@@ -145,7 +145,9 @@ describe('stream-svc facing hostile clients', { skip: !isRoot && 'needs root', t
     const conn = await spdyUpgrade(await execUrl());
     const syn = encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headers: new Map([['streamtype', 'error']]) }, new HeaderCompressor());
     conn.socket.end(syn.subarray(0, syn.length - 3));
-    await conn.rest;
+    assert.equal(conn.status, 101);
+    assert.equal((await conn.rest).length, 0, 'the server closed the session without answering the half frame');
+    assert.equal(conn.socket.destroyed, true, 'the session is over');
     await stillServes();
   });
 

@@ -75,6 +75,13 @@ describe('port-forward over WebSocket', { skip: !isRoot && 'needs root', timeout
     for (const [i, frames] of received.entries()) {
       await until(() => `echo of session ${i} (got ${JSON.stringify([...frames].map(([c, f]) => [c, Buffer.concat(f).toString("hex")]))})`, () => Buffer.concat((frames.get(0) ?? []).slice(1)).toString() === `session ${i}\n`);
     }
+    assert.deepEqual(
+      received.map((frames) => Buffer.concat((frames.get(0) ?? []).slice(1)).toString()),
+      received.map((_, i) => `session ${i}\n`),
+      'each session got its own echo back, and no other',
+    );
+    assert.deepEqual(received.map((frames) => frames.get(0)![0]!.readUInt16LE()), received.map(() => ECHO_PORT), 'each data channel names the port');
+    assert.deepEqual(sessions.map((ws) => ws.readyState), sessions.map((ws) => ws.OPEN), 'every session stays open');
     for (const ws of sessions) ws.close();
   });
 });

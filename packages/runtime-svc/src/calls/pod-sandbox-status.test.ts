@@ -1,0 +1,35 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { status } from '@grpc/grpc-js';
+import { criRequest, rejectsWithStatus, inUnitContext } from '../daemon/unit-context.js';
+import { podSandboxStatusCall } from './pod-sandbox-status.js';
+
+describe('PodSandboxStatus', () => {
+  it('an empty id is InvalidArgument, an unknown one NotFound', async () => {
+    await inUnitContext(async (u) => {
+      await rejectsWithStatus(podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', {})), status.INVALID_ARGUMENT, /pod_sandbox_id is required/);
+      await rejectsWithStatus(podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', { pod_sandbox_id: 'f'.repeat(64) })), status.NOT_FOUND, /pod sandbox f{64} does not exist/);
+    });
+  });
+
+  it('ready while its pause process runs, not ready once stopped or once the pause is gone; found by a prefix of its id', async () => {
+    await inUnitContext(async (u) => {
+      const ready = await u.addSandbox('ready');
+      const stopped = await u.addSandbox('stopped');
+      const pauseGone = await u.addSandbox('ready', { pid: 0x7fffffff });
+      const state = async (id: string): Promise<unknown> => (await podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', { pod_sandbox_id: id }))).status?.state;
+      assert.equal(await state(ready.id.slice(0, 20)), 'SANDBOX_READY');
+      assert.equal(await state(stopped.id), 'SANDBOX_NOTREADY');
+      assert.equal(await state(pauseGone.id), 'SANDBOX_NOTREADY');
+    });
+  });
+
+  it('verbose info only when asked', async () => {
+    await inUnitContext(async (u) => {
+      const rec = await u.addSandbox('ready');
+      assert.equal((await podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', { pod_sandbox_id: rec.id }))).info, undefined);
+      const info = (await podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', { pod_sandbox_id: rec.id, verbose: true }))).info;
+      assert.ok(info?.['info'], 'verbose info is given');
+    });
+  });
+});
