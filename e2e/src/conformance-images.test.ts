@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callUnary } from '@skiff/proto';
 import { CONFORMANCE_IMAGES, conformanceRegistriesConf, pushConformanceImages, type ConformanceImageName } from './lib/conformance-images.js';
+import { getFreePort } from './lib/free-port.js';
 import { kubeToolsBin } from './lib/kube-tools.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { until } from './lib/skiff-instance.js';
@@ -70,6 +71,25 @@ describe('node conformance images', () => {
     const second = await h.exec(user, ['/agnhost-2', '--help']);
     assert.equal(second.code, 0, second.stderr);
     assert.equal((await h.exec(user, ['/bin/bash', '-c', 'echo ${BASH_VERSINFO[0]} >/dev/null && echo bash'])).stdout, 'bash\n');
+  });
+
+  test("agnhost's private fake registry serves pause:testing to a pull with its credentials only", async () => {
+    const port = await getFreePort();
+    const hostNetwork = await h.runPod({ linux: { security_context: { namespace_options: { network: 'NODE' } } } });
+    await h.runContainer(hostNetwork, 'fake-registry', {
+      image: { image: reference('agnhost') },
+      command: [],
+      args: ['fake-registry-server', '--private', `--port=${port}`],
+    });
+    const image = { image: `localhost:${port}/pause:testing` };
+    const auth = { username: 'user', password: 'password' };
+    await until('the fake registry to serve pause:testing', 30_000, async () =>
+      (await callUnary(h.images, 'PullImage', { image, auth }, { timeoutMs: 60_000 }).catch(() => undefined))?.image_ref,
+    );
+    const { image: pulled } = await callUnary(h.images, 'ImageStatus', { image }, { timeoutMs: 10_000 });
+    const pause = await callUnary(h.images, 'ImageStatus', { image: { image: reference('pause') } }, { timeoutMs: 10_000 });
+    assert.equal(pulled?.id, pause.image?.id, 'the same image as pause');
+    await assert.rejects(callUnary(h.images, 'PullImage', { image }, { timeoutMs: 60_000 }), /authentication required/);
   });
 
   test('nginx serves its page on port 80', async () => {

@@ -21,7 +21,8 @@
  *               /localhost.crt and /localhost.key from the module's source, the accounts
  *               user-defined-in-image (1000) in group-defined-in-image (50000), ports 80 8080 8081
  *               9376 5000, over the busybox userland (sh and the usual commands) and Debian's bash and
- *               curl
+ *               curl; /var/registry holds the pause image below as pause:testing, for
+ *               fake-registry-server
  *   nginx       Debian's nginx serving /usr/share/nginx/html on port 80 in the foreground, logs on
  *               stdout/stderr, stop signal SIGQUIT
  *   perl        Debian's perl-base
@@ -35,7 +36,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { busyboxApplets, busyboxRootfsEntries, type RootfsAccounts } from './busybox-rootfs.js';
@@ -43,7 +44,7 @@ import { DEBIAN_CACHE_DIR } from './debian-binary.js';
 import { debianRootfs, directoryEntries, DOC_DIRS } from './debian-rootfs.js';
 import { cachedLayer, catalogueBlobDir, loadOrBuild } from './image-catalogue.js';
 import type { Layer } from './layer-builder.js';
-import { buildImage, type ContainerConfig, type ImageContent } from './oci-image.js';
+import { buildImage, type ContainerConfig, type Image, type ImageContent } from './oci-image.js';
 import { pushImage } from './push.js';
 import { RegistryClient } from './registry-client.js';
 import { REPO_ROOT } from './skiff-instance.js';
@@ -387,12 +388,35 @@ function pauseLayer(): Promise<Layer> {
   ]);
 }
 
+/**
+ * agnhost's fake-registry-server serves /var/registry, which agnhost's image fills with pause as
+ * `pause:testing` (the private-registry specs pull it): a file per tag holding the manifest's
+ * digest, and each manifest and blob at `<algorithm>/<first two hex digits>/<hex>/data`.
+ */
+async function fakeRegistryLayer(pause: Image): Promise<Layer> {
+  const at = (dir: string, digest: string): string => {
+    const [algorithm, hex] = digest.split(':') as [string, string];
+    return `${dir}/${algorithm}/${hex.slice(0, 2)}/${hex}/data`;
+  };
+  const root = 'var/registry/pause';
+  const entries: TarEntry[] = [file(`${root}/manifests/testing`, `${pause.manifest.digest}\n`)];
+  entries.push({ type: 'file', name: at(`${root}/manifests`, pause.manifest.digest), mode: 0o644, content: { path: pause.manifest.path } });
+  for (const blob of [pause.config, ...pause.layers]) entries.push({ type: 'file', name: at(`${root}/blobs`, blob.digest), mode: 0o644, content: { path: blob.path } });
+  const dirs = new Set<string>();
+  for (const entry of entries) for (let d = dirname(entry.name); d !== '.'; d = dirname(d)) dirs.add(d);
+  return cachedLayer(`conformance-fake-registry-${pause.manifest.digest.slice(7, 23)}`, () => [...[...dirs].sort().map((d) => dir(d)), ...entries]);
+}
+
 // ---------------------------------------------------------------- images
 
 const AGNHOST_PORTS = Object.fromEntries(['80', '8080', '8081', '9376', '5000'].map((port) => [`${port}/tcp`, {}]));
 
-async function imageOf(layers: Promise<Layer>[], config: ContainerConfig): Promise<ImageContent> {
+async function imageOf(layers: Promise<Layer>[], config: ContainerConfig): Promise<Image> {
   return buildImage({ blobDir: catalogueBlobDir(), layers: await Promise.all(layers), config: { Env: [DEFAULT_PATH], ...config } });
+}
+
+function pauseImage(): Promise<Image> {
+  return imageOf([pauseLayer()], { Entrypoint: ['/pause', '-P'], User: '65535:65535' });
 }
 
 function definition(name: ConformanceImageName, sources: ConformanceSources): () => Promise<ImageContent> {
@@ -401,7 +425,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'agnhost':
     case 'agnhost-prev':
       return () =>
-        imageOf([userland(), debianLayer(['bash', 'curl']), agnhostLayer(sources.agnhost, moduleDir)], {
+        imageOf([userland(), debianLayer(['bash', 'curl']), agnhostLayer(sources.agnhost, moduleDir), pauseImage().then(fakeRegistryLayer)], {
           Entrypoint: ['/agnhost'],
           Cmd: ['pause'],
           ExposedPorts: AGNHOST_PORTS,
@@ -428,12 +452,12 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'sample-device-plugin':
       return () => imageOf([userland(), devicePluginLayer(moduleDir)], { Entrypoint: ['/sampledeviceplugin', '-alsologtostderr'] });
     case 'pause':
-      return () => imageOf([pauseLayer()], { Entrypoint: ['/pause', '-P'], User: '65535:65535' });
+      return pauseImage;
   }
 }
 
 export function getConformanceImage(name: ConformanceImageName, sources: ConformanceSources): Promise<ImageContent> {
-  const key = name === 'agnhost' || name === 'agnhost-prev' ? `agnhost-${fileKey(sources.agnhost)}` : name;
+  const key = name === 'agnhost' || name === 'agnhost-prev' ? `agnhost-registry-${fileKey(sources.agnhost)}` : name;
   return loadOrBuild(`conformance-image-${key}`, definition(name, sources));
 }
 
