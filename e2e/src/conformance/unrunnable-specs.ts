@@ -25,6 +25,15 @@ export const UNRUNNABLE_SPECS: readonly UnrunnableSpec[] = [
   { text: 'should be able to pull from private registry with credential provider', reason: NO_SYSTEMD },
   { text: '[sig-node] ImageGarbageCollect when ImageMaximumGCAge is set', reason: NO_SYSTEMD },
   { text: 'container is removed and kubelet restarts', reason: NO_SYSTEMD },
+  { text: '[sig-node] KubletTLS certificate reload should reload certificates from disk', reason: NO_SYSTEMD },
+  {
+    text: '[sig-node] MirrorPodWithGracePeriod when create a mirror pod and the container runtime is temporarily down during pod termination',
+    reason: 'stops and starts the container runtime as a systemd unit over D-Bus (/run/systemd/private): PID 1 is not systemd here',
+  },
+  {
+    text: '[sig-node] PrivilegedPod should enable privileged commands',
+    reason: 'proves privilege with `ip link add dummy1 type dummy`: this kernel has no dummy network device (CONFIG_DUMMY unset, no modules)',
+  },
   {
     text: 'it should launch successfully even if it temporarily failed termination due to volume failing to unmount',
     reason: "needs an NFS server pod (the kernel's NFS server) and the node's NFS client: this kernel has neither (CONFIG_NFSD, CONFIG_NFS_FS unset)",
