@@ -28,27 +28,24 @@ main() {
     exit 0
   fi
 
-  if [ -f "$dir/complete" ]; then
-    echo "$bin"
-    exit 0
-  fi
-  # One build at a time; whoever waited finds the tools the other one built.
-  mkdir -p "$CACHE_ROOT"
-  exec 9>"$CACHE_ROOT/.lock"
-  flock 9
-  if [ -f "$dir/complete" ]; then
-    echo "$bin"
-    exit 0
-  fi
+  # shellcheck source=lib/build-cache.sh
+  . scripts/lib/build-cache.sh
+  build_into_cache "$CACHE_ROOT" "$dir" build_kube_tools
+  echo "$bin"
+}
 
+# The tools into STAGE/bin (the variables are main's).
+build_kube_tools() {
+  local stage=$1
   if [ ! -x "$GO" ]; then
     echo "kube-tools: Go is needed to build the Kubernetes test tools (looked for go on PATH and /usr/local/go/bin/go)" >&2
     exit 1
   fi
 
   echo "kube-tools: building Kubernetes $version and etcd $etcd_version into $dir (tens of minutes the first time)" >&2
-  minor=${version#v1.}
+  local minor=${version#v1.}
   minor=${minor%%.*}
+  local build_date ldflags pkg tool
   build_date=$(date -u -d "@$(stat -c %Y "$MODULE_DIR/go.sum")" +%Y-%m-%dT%H:%M:%SZ)
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -56,10 +53,7 @@ main() {
     ldflags+=" -X $pkg.gitCommit=module-$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
   done
 
-  stage="$dir.tmp-$$"
-  rm -rf "$stage"
   mkdir -p "$stage/bin"
-  trap 'rm -rf "$stage"' EXIT
   export GOFLAGS="-buildvcs=false -mod=readonly"
   export CGO_ENABLED=0
   (
@@ -75,13 +69,6 @@ main() {
   for tool in kubelet kube-apiserver kubectl etcd e2e_node.test agnhost; do
     [ -x "$stage/bin/$tool" ] || { echo "kube-tools: the build made no $tool" >&2; exit 1; }
   done
-  touch "$stage/complete"
-  rm -rf "$dir"
-  mv "$stage" "$dir"
-  trap - EXIT
-  # Older builds of other versions or module files are not needed any more.
-  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" ! -name '*.tmp-*' -exec rm -rf {} +
-  echo "$bin"
 }
 
 main "$@"

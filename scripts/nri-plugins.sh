@@ -22,38 +22,26 @@ main() {
     echo "$bin"
     exit 0
   fi
-  if [ -f "$dir/complete" ]; then
-    echo "$bin"
-    exit 0
-  fi
-  mkdir -p "$CACHE_ROOT"
-  exec 9>"$CACHE_ROOT/.lock"
-  flock 9
-  if [ -f "$dir/complete" ]; then
-    echo "$bin"
-    exit 0
-  fi
+  # shellcheck source=lib/build-cache.sh
+  . scripts/lib/build-cache.sh
+  build_into_cache "$CACHE_ROOT" "$dir" build_nri_plugins
+  echo "$bin"
+}
+
+# The plugin into STAGE/bin (the variables are main's).
+build_nri_plugins() {
+  local stage=$1
   if [ ! -x "$GO" ]; then
     echo "nri-plugins: Go is needed to build the NRI test plugin (looked for go on PATH and /usr/local/go/bin/go)" >&2
     exit 1
   fi
 
   echo "nri-plugins: building the NRI test plugin against containerd/nri $version into $dir" >&2
-  stage="$dir.tmp-$$"
-  rm -rf "$stage"
   mkdir -p "$stage/bin"
-  trap 'rm -rf "$stage"' EXIT
   export GOFLAGS="-buildvcs=false -mod=readonly"
   export CGO_ENABLED=0
   (cd "$MODULE_DIR" && "$GO" build -trimpath -ldflags "-s -w" -o "$stage/bin/nri-test-plugin" ./test-plugin)
   [ -x "$stage/bin/nri-test-plugin" ] || { echo "nri-plugins: the build made no nri-test-plugin" >&2; exit 1; }
-  touch "$stage/complete"
-  rm -rf "$dir"
-  mv "$stage" "$dir"
-  trap - EXIT
-  # Builds of other versions or module files are not needed any more.
-  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" ! -name '*.tmp-*' -exec rm -rf {} +
-  echo "$bin"
 }
 
 main "$@"

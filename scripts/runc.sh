@@ -58,7 +58,9 @@ key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | 
 dir="$CACHE_ROOT/$version-$key"
 built="$dir/runc"
 
-if [ ! -x "$built" ] || [ ! -f "$dir/complete" ]; then
+# runc into STAGE.
+build_runc() {
+  local stage=$1 module_sum
   if [ ! -x "$GO" ]; then
     echo "runc: Go is needed to build runc $version (looked for go on PATH and /usr/local/go/bin/go)" >&2
     exit 1
@@ -71,10 +73,6 @@ if [ ! -x "$built" ] || [ ! -f "$dir/complete" ]; then
   # runc takes its version from the VERSION file its module holds; the commit it names is the
   # module's content hash, as a module carries no git metadata.
   module_sum=$(awk -v v="$version" '$1 == "github.com/opencontainers/runc" && $2 == v { print $3 }' "$MODULE_DIR/go.sum")
-  stage="$dir.tmp-$$"
-  rm -rf "$stage"
-  mkdir -p "$stage"
-  trap 'rm -rf "$stage"' EXIT
   (
     cd "$MODULE_DIR"
     # As runc's Makefile builds it: cgo (libcontainer/nsenter, libseccomp), a PIE, its build tags.
@@ -85,14 +83,11 @@ if [ ! -x "$built" ] || [ ! -f "$dir/complete" ]; then
   )
   "$stage/runc" --version >&2
   "$stage/runc" --version | grep -q '^libseccomp: ' || { echo "runc: the build has no seccomp support" >&2; exit 1; }
-  touch "$stage/complete"
-  mkdir -p "$CACHE_ROOT"
-  rm -rf "$dir"
-  mv "$stage" "$dir"
-  trap - EXIT
-  # Builds of other versions or module files are not needed any more.
-  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d ! -name "$(basename "$dir")" ! -name '*.tmp-*' -exec rm -rf {} +
-fi
+}
+
+# shellcheck source=lib/build-cache.sh
+. scripts/lib/build-cache.sh
+build_into_cache "$CACHE_ROOT" "$dir" build_runc
 
 if ! cmp -s "$built" "$DEST"; then
   install_link_or_file "$built"
