@@ -28,4 +28,4 @@ export SKIFF_KUBE_TOOLS_BIN
 
 echo "== end-to-end tests"
 cd e2e
-node ../scripts/node-tests.mjs dist --test-concurrency=1
+SKIFF_TESTS_RUN_MINUTES=60 node ../scripts/node-tests.mjs dist --test-concurrency=1
