@@ -8,6 +8,8 @@
  *   exactNamesPattern(names): string       a Go regular expression matching exactly these spec texts
  */
 
+import { specTextPattern } from './unrunnable-specs.js';
+
 export interface Shard {
   /** 1-based. */
   index: number;
@@ -31,11 +33,5 @@ export function shardOf(names: readonly string[], shard: Shard): string[] {
  * suite's description): a name is matched from a word's start to the end. Runs of spaces count as one.
  */
 export function exactNamesPattern(names: readonly string[]): string {
-  const one = (name: string): string =>
-    name
-      .trim()
-      .split(/\s+/)
-      .map((word) => word.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&'))
-      .join('\\s+');
-  return `(?:^|\\s)(?:${names.map(one).join('|')})$`;
+  return `(?:^|\\s)(?:${names.map(specTextPattern).join('|')})$`;
 }

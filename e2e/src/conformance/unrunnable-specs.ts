@@ -7,6 +7,7 @@
  *   UNRUNNABLE_SPECS: readonly UnrunnableSpec[]
  *   unrunnableReason(specName): string | undefined
  *   skipPattern(spec): string        a Go regular expression for Ginkgo's --skip
+ *   specTextPattern(text): string    any spec text as such an expression
  */
 
 export interface UnrunnableSpec {
@@ -54,7 +55,12 @@ export function unrunnableReason(specName: string): string | undefined {
 }
 
 export function skipPattern(spec: UnrunnableSpec): string {
-  return words(spec.text)
+  return specTextPattern(spec.text);
+}
+
+/** A spec's text as a Go regular expression: every character literal, runs of spaces as one or more. */
+export function specTextPattern(text: string): string {
+  return words(text)
     .split(' ')
     .map((word) => word.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&'))
     .join('\\s+');
