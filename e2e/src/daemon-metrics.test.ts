@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { callUnary } from '@skiff/proto';
+import { busyboxEchoServer } from '@skiff/test-support';
 import { debianBinary } from './lib/debian-binary.js';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually, wsExec, wsForwardOnce } from './lib/stream-client.js';
@@ -51,7 +52,7 @@ before(async () => {
   await h.exec(id, ['true']);
   const { url } = await callUnary(h.runtime, 'Exec', { container_id: id, cmd: ['echo', 'over the stream'], stdout: true, stderr: true });
   assert.equal((await wsExec(url, 'v5.channel.k8s.io')).stdout.toString(), 'over the stream\n');
-  await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'] });
+  await h.runContainer(pod, 'echo', { command: busyboxEchoServer(ECHO_PORT) });
   const payload = Buffer.alloc(FORWARDED, 'x');
   await eventually('the echo server to answer through port-forward', async () => {
     const forward = (await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [ECHO_PORT] })).url;

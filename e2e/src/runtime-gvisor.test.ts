@@ -12,6 +12,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
+import { busyboxEchoServer } from '@skiff/test-support';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { getFreePort } from './lib/free-port.js';
 import { openRemoteCommand } from './lib/remote-command.js';
@@ -93,7 +94,7 @@ describe('a gVisor pod', () => {
   });
 
   test("the pod's containers share one sandbox: one PID namespace, one localhost", async () => {
-    const server = await h.runContainer(pod, name('echo-server'), { command: ['nc', '-ll', '-p', '7000', '-e', 'cat'] });
+    const server = await h.runContainer(pod, name('echo-server'), { command: busyboxEchoServer(7000) });
     const client = await h.runContainer(pod, name('client'));
     await eventually('the echo server in the other container to answer on localhost', async () => {
       const r = await h.exec(client, ['sh', '-c', 'echo over-localhost | nc -w 2 127.0.0.1 7000']);
@@ -167,7 +168,7 @@ describe('a gVisor pod', () => {
   });
 
   test('port-forward reaches a server in the sandbox', async () => {
-    await h.runContainer(pod, name('forward-target'), { command: ['nc', '-ll', '-p', '7100', '-e', 'cat'] });
+    await h.runContainer(pod, name('forward-target'), { command: busyboxEchoServer(7100) });
     const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [7100] });
     const payload = Buffer.from('forwarded into gVisor\n');
     let forwarded: { data: Buffer; error: string } = { data: Buffer.alloc(0), error: '' };

@@ -3,6 +3,7 @@
  * and an echo server (`nc`, one `cat` per connection) on the given port to forward to.
  */
 import { callUnary, type cri } from '@skiff/proto';
+import { busyboxEchoServer } from '@skiff/test-support';
 import { startRuntimeHarness, type Pod, type RuntimeHarness, type RuntimeHarnessOptions } from './runtime-harness.js';
 
 export class StreamPod {
@@ -16,7 +17,7 @@ export class StreamPod {
     const h = await startRuntimeHarness(skiff ? { skiff } : {});
     const pod = await h.runPod();
     const app = await h.runContainer(pod, 'app');
-    await h.runContainer(pod, 'echo', { command: ['nc', '-ll', '-p', String(echoPort), '-e', 'cat'] });
+    await h.runContainer(pod, 'echo', { command: busyboxEchoServer(echoPort) });
     return new StreamPod(h, pod, app);
   }
 

@@ -25,3 +25,15 @@ export async function makeBusyboxRootfs(rootfs: string): Promise<void> {
   await fs.writeFile(join(rootfs, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
   await fs.writeFile(join(rootfs, 'etc', 'group'), 'root:x:0:\ntty:x:5:\nnogroup:x:65534:\n');
 }
+
+/** Connections busybox's echo server lets wait to be accepted. */
+const ECHO_BACKLOG = 64;
+
+/**
+ * busybox nc serving `cat` to every connection to `port`. Its listen backlog is the number of -l
+ * flags given: with the usual -ll it is 2, a burst of connections overflows it, and the kernel's
+ * SYN cookies then reset some of them mid-transfer.
+ */
+export function busyboxEchoServer(port: number): string[] {
+  return ['nc', `-${'l'.repeat(ECHO_BACKLOG)}`, '-p', String(port), '-e', 'cat'];
+}

@@ -1,6 +1,6 @@
 export { TestDaemon, type TestDaemonOptions } from './test-daemon.js';
 export { addBusyboxImage } from './test-image.js';
-export { makeBusyboxRootfs } from './busybox-rootfs.js';
+export { makeBusyboxRootfs, busyboxEchoServer } from './busybox-rootfs.js';
 export { podConfig, containerConfig, env, rejectsWith, exists, allocatedIps } from './cri-fixtures.js';
 export { uniqueName, uniqueContainerId, removeCgroupEverywhere, cgroupExistsAnywhere, isRoot } from './test-env.js';
 export { mountsUnder, unmountAllUnder, deleteRuncContainers } from './host-cleanup.js';

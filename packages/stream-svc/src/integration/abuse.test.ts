@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import type WebSocket from 'ws';
 import { callUnary } from '@skiff/proto';
 import type { TestDaemon } from '@skiff/test-support';
-import { isRoot } from '@skiff/test-support';
+import { busyboxEchoServer, isRoot } from '@skiff/test-support';
 import { SPDY3_DICTIONARY } from '../spdy/dictionary.js';
 import { encodeFrame, FrameReader, GoAwayStatus, RstStatus, type Frame } from '../spdy/frames.js';
 import { encodeHeaderBlock, HeaderCompressor, HeaderDecompressor } from '../spdy/header-compression.js';
@@ -92,7 +92,7 @@ describe('stream-svc facing hostile clients', { skip: !isRoot && 'needs root', t
 
   before(async () => {
     const toml = Object.entries(LIMITS).map(([k, v]) => `${k} = ${v}`).join('\n');
-    pod = await startStreamPod('target', ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat'], toml);
+    pod = await startStreamPod('target', busyboxEchoServer(ECHO_PORT), toml);
     ({ runtime: d, stream, podId, containerId } = pod);
   });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
 import { callUnary } from '@skiff/proto';
-import { isRoot, type TestDaemon } from '@skiff/test-support';
+import { busyboxEchoServer, isRoot, type TestDaemon } from '@skiff/test-support';
 import type { StreamDaemon } from './stream-daemon.js';
 import { startStreamPod, type StreamPod } from './stream-pod.js';
 import { openStream } from '../testing/ws-client.js';
@@ -38,7 +38,7 @@ describe('port-forward over WebSocket', { skip: !isRoot && 'needs root', timeout
 
   before(async () => {
     // An echo server in the pod, one `cat` per connection.
-    pod = await startStreamPod('echo', ['nc', '-ll', '-p', String(ECHO_PORT), '-e', 'cat']);
+    pod = await startStreamPod('echo', busyboxEchoServer(ECHO_PORT));
     ({ runtime: d, stream, podId } = pod);
     await sleep(300);
   });
