@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes tools Skiff's tests run against, from their published Go modules pinned in
-# tools/kubernetes/go.mod and go.sum: kubelet, kube-apiserver, kubectl, etcd, e2e_node.test and agnhost.
+# tools/kubernetes/go.mod and go.sum: kubelet, kube-apiserver, kubectl, etcd, e2e_node.test, agnhost, and
+# the ginkgo command that runs e2e_node.test's specs in parallel processes.
 # They go into a cache directory named after the Kubernetes version and a hash of the module files, so
 # a second run only checks them. Prints that directory's bin/ on stdout; progress goes to stderr.
 #   --print-dir   print the bin directory without building (it may not exist yet)
@@ -18,7 +19,7 @@ main() {
   etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$MODULE_DIR/go.mod")
   [ -n "$version" ] || { echo "kube-tools: no k8s.io/kubernetes requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
   # Raise RECIPE when the way the tools are built changes, so that caches built the old way are not used.
-  RECIPE=1
+  RECIPE=2
   key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
   dir="$CACHE_ROOT/$version-$key"
   bin="$dir/bin"
@@ -60,13 +61,13 @@ build_kube_tools() {
     cd "$MODULE_DIR"
     "$GO" build -trimpath -ldflags "$ldflags" -o "$stage/bin/" \
       k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl \
-      k8s.io/kubernetes/test/images/agnhost
+      k8s.io/kubernetes/test/images/agnhost github.com/onsi/ginkgo/v2/ginkgo
     "$GO" build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$etcd_version" \
       -o "$stage/bin/etcd" go.etcd.io/etcd/server/v3
     "$GO" test -c -trimpath -ldflags "$ldflags" -o "$stage/bin/e2e_node.test" k8s.io/kubernetes/test/e2e_node
   )
   "$stage/bin/kubelet" --version >&2
-  for tool in kubelet kube-apiserver kubectl etcd e2e_node.test agnhost; do
+  for tool in kubelet kube-apiserver kubectl etcd e2e_node.test agnhost ginkgo; do
     [ -x "$stage/bin/$tool" ] || { echo "kube-tools: the build made no $tool" >&2; exit 1; }
   done
 }

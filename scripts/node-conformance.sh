@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Kubernetes node conformance suite (e2e_node.test, specs labelled NodeConformance, not
-# Flaky nor Slow, one at a time) against a Skiff instance of its own, and ends with the line
+# Flaky nor Slow, several at once) against a Skiff instance of its own, and ends with the line
 #   node-conformance: N passed, N failed, N skipped
 # It needs nothing set up beyond scripts/setup.sh: it builds the Kubernetes tools (scripts/kube-tools.sh,
 # cached) and the images the suite runs (from Debian packages and the tools, cached), then runs the
@@ -10,6 +10,7 @@
 #   --label-filter EXPR instead of 'NodeConformance && !Flaky && !Slow'
 #   --shard K/N         the K-th of N parts of the selected specs (sorted by name, dealt out in turn)
 #   --handler runsc     every pod that names no RuntimeClass runs under gVisor (runtime.default_handler)
+#   --procs N           Ginkgo processes running specs at once (default 4; the Serial specs run alone)
 #   --report-dir DIR    where the JSON and JUnit reports, the suite's output and the kubelet's and
 #                       Skiff's logs go (default /var/tmp/skiff-node-conformance/<time>)
 set -euo pipefail

@@ -5,6 +5,7 @@ module skiff.local/kubernetes-tools
 go 1.26.0
 
 require (
+	github.com/onsi/ginkgo/v2 v2.32.0
 	go.etcd.io/etcd/server/v3 v3.7.0
 	k8s.io/kubernetes v1.37.2
 )
@@ -93,7 +94,6 @@ require (
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
-	github.com/onsi/ginkgo/v2 v2.32.0 // indirect
 	github.com/onsi/gomega v1.40.0 // indirect
 	github.com/opencontainers/cgroups v0.0.7 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect

@@ -4,6 +4,7 @@
 package tools
 
 import (
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kubectl"

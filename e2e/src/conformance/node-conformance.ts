@@ -4,7 +4,7 @@
  * how a person runs it.
  *
  *   node node-conformance.js --kube-bin DIR [--label-filter EXPR] [--focus RE] [--skip RE]
- *                            [--report-dir DIR] [--handler runsc]
+ *                            [--report-dir DIR] [--handler runsc] [--shard K/N] [--procs N]
  *
  * Outside (with the network): builds the images the suite runs (conformance-images.ts), then gives
  * the node a cgroup of its own in every hierarchy, below this process's, and starts the inside part
@@ -24,7 +24,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,11 @@ import { exactNamesPattern, parseShard, shardOf, type Shard } from './shards.js'
 const run = promisify(execFile);
 
 export const DEFAULT_LABEL_FILTER = 'NodeConformance && !Flaky && !Slow';
+/**
+ * Most of a spec's time is spent waiting (for probes, restarts, back-offs), so specs run in
+ * several processes at once even on two cores, as the suite's own CI runs them.
+ */
+const DEFAULT_PROCS = 4;
 /** The node's own address, on an interface of its network namespace. */
 const NODE_IP = '10.217.0.1';
 /** The cgroup (inside the node) of Skiff's daemons, their conmons and the registry. */
@@ -73,13 +78,15 @@ interface Options {
   handler?: string;
   /** Run only this part of the selected specs (shards.ts). */
   shard?: Shard | undefined;
+  /** Ginkgo processes running specs at once; the Serial ones run alone at the end. */
+  procs: number;
   /** Go regular expressions of specs left out as unrunnable here (unrunnable-specs.ts). */
   unrunnable?: string[];
 }
 
 function usage(message: string): never {
   process.stderr.write(
-    `${message}\nusage: node-conformance.js --kube-bin DIR [--label-filter EXPR] [--focus RE] [--skip RE] [--report-dir DIR] [--handler runsc] [--shard K/N]\n`,
+    `${message}\nusage: node-conformance.js --kube-bin DIR [--label-filter EXPR] [--focus RE] [--skip RE] [--report-dir DIR] [--handler runsc] [--shard K/N] [--procs N]\n`,
   );
   process.exit(2);
 }
@@ -89,7 +96,7 @@ function parseOptions(args: string[]): Options {
   for (let i = 0; i < args.length; i += 2) {
     const name = args[i]!;
     const value = args[i + 1];
-    if (!['--kube-bin', '--label-filter', '--focus', '--skip', '--report-dir', '--handler', '--shard'].includes(name)) usage(`unknown option ${name}`);
+    if (!['--kube-bin', '--label-filter', '--focus', '--skip', '--report-dir', '--handler', '--shard', '--procs'].includes(name)) usage(`unknown option ${name}`);
     if (value === undefined) usage(`${name} needs a value`);
     values.set(name, value);
   }
@@ -103,6 +110,8 @@ function parseOptions(args: string[]): Options {
   } catch (err) {
     usage((err as Error).message);
   }
+  const procs = Number(values.get('--procs') ?? DEFAULT_PROCS);
+  if (!Number.isInteger(procs) || procs < 1 || procs > 16) usage(`--procs takes a whole number from 1 to 16, not ${values.get('--procs')}`);
   return {
     kubeBin: resolve(kubeBin),
     labelFilter: values.get('--label-filter') ?? DEFAULT_LABEL_FILTER,
@@ -111,6 +120,7 @@ function parseOptions(args: string[]): Options {
     reportDir: resolve(values.get('--report-dir') ?? `/var/tmp/skiff-node-conformance/${stamp}`),
     handler,
     shard,
+    procs,
   };
 }
 
@@ -152,7 +162,7 @@ async function selectedSpecs(options: Options): Promise<string[]> {
 }
 
 async function outside(options: Options): Promise<number> {
-  for (const tool of ['e2e_node.test', 'kubelet', 'agnhost']) {
+  for (const tool of ['e2e_node.test', 'ginkgo', 'kubelet', 'agnhost']) {
     if (!existsSync(join(options.kubeBin, tool))) usage(`${join(options.kubeBin, tool)} is missing: run scripts/kube-tools.sh`);
   }
   const unlisted = await unlistedImages(options);
@@ -307,13 +317,28 @@ async function removeAllPods(runtimeSocket: string): Promise<void> {
   }
 }
 
-function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string, runDir: string, configPath: string): string[] {
+/** The ginkgo command's flags: which specs, how many processes, the report. */
+function ginkgoArgs(options: Options): string[] {
   const args = [
-    `--ginkgo.label-filter=${options.labelFilter}`,
-    '--ginkgo.v',
-    '--ginkgo.no-color',
-    '--ginkgo.timeout=24h',
-    `--ginkgo.json-report=${join(options.reportDir, 'report.json')}`,
+    `--procs=${options.procs}`,
+    `--label-filter=${options.labelFilter}`,
+    '-v',
+    '--no-color',
+    '--timeout=24h',
+    // ginkgo puts the report of a compiled suite beside the binary unless given a directory.
+    `--output-dir=${options.reportDir}`,
+    '--json-report=report.json',
+    '--output-interceptor-mode=none',
+  ];
+  if (options.focus !== undefined) args.push(`--focus=${options.focus}`);
+  if (options.skip !== undefined) args.push(`--skip=${options.skip}`);
+  for (const pattern of options.unrunnable ?? []) args.push(`--skip=${pattern}`);
+  return args;
+}
+
+/** The suite's own flags: where the runtime and the kubelet's configuration are. */
+function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string, runDir: string, configPath: string): string[] {
+  return [
     `--report-dir=${options.reportDir}`,
     `--container-runtime-endpoint=unix://${runtimeSocket}`,
     `--image-service-endpoint=unix://${imageSocket}`,
@@ -330,15 +355,18 @@ function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string,
     // /metrics/cadvisor take pod and container figures from Skiff's CRI stats and metrics instead.
     '--feature-gates=PodAndContainerStatsFromCRI=true',
   ];
-  if (options.focus !== undefined) args.push(`--ginkgo.focus=${options.focus}`);
-  if (options.skip !== undefined) args.push(`--ginkgo.skip=${options.skip}`);
-  for (const pattern of options.unrunnable ?? []) args.push(`--ginkgo.skip=${pattern}`);
-  return args;
 }
 
 async function runSuite(args: string[], options: Options, workDir: string): Promise<number> {
   const output = createWriteStream(join(options.reportDir, 'suite.log'));
-  const child = spawn(join(options.kubeBin, 'e2e_node.test'), args, { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  // ginkgo runs a compiled suite in the directory the binary is in, and the suite looks for the
+  // kubelet beside itself.
+  for (const tool of ['e2e_node.test', 'kubelet']) {
+    await rm(join(workDir, tool), { force: true });
+    await symlink(join(options.kubeBin, tool), join(workDir, tool));
+  }
+  const suite = join(workDir, 'e2e_node.test');
+  const child = spawn(join(options.kubeBin, 'ginkgo'), [...ginkgoArgs(options), suite, '--', ...args], { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => {
     process.stdout.write(chunk);
     output.write(chunk);
@@ -382,7 +410,7 @@ async function inside(options: Options): Promise<number> {
     const configPath = join(workDir, 'kubelet-base.yaml');
     await writeFile(configPath, kubeletConfig(skiff.runtimeSocket, skiff.imageSocket));
     const args = suiteArgs(options, skiff.runtimeSocket, skiff.imageSocket, skiff.runDir, configPath);
-    log(`e2e_node.test ${args.join(' ')}`);
+    log(`ginkgo ${ginkgoArgs(options).join(' ')} e2e_node.test -- ${args.join(' ')}`);
     const code = await runSuite(args, options, workDir);
     const reportPath = join(options.reportDir, 'report.json');
     if (existsSync(reportPath)) {
