@@ -29,7 +29,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { callUnary, createRuntimeClient } from '@skiff/proto';
+import { callUnary } from '@skiff/proto';
 import {
   CONFORMANCE_IMAGES,
   conformanceRegistriesConf,
@@ -38,6 +38,7 @@ import {
   type ConformanceSources,
 } from '../lib/conformance-images.js';
 import { startRegistry } from '../lib/registry.js';
+import { removeAllPods } from '../lib/remove-pods.js';
 import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
@@ -302,19 +303,6 @@ function kubeletConfig(runtimeSocket: string, imageSocket: string): string {
     `imageServiceEndpoint: unix://${imageSocket}`,
     '',
   ].join('\n');
-}
-
-async function removeAllPods(runtimeSocket: string): Promise<void> {
-  const runtime = createRuntimeClient(runtimeSocket);
-  try {
-    const { items } = await callUnary(runtime, 'ListPodSandbox', {}, { timeoutMs: 30_000 });
-    for (const pod of items) {
-      await callUnary(runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 120_000 }).catch(() => undefined);
-      await callUnary(runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 120_000 }).catch(() => undefined);
-    }
-  } finally {
-    runtime.close();
-  }
 }
 
 /** The ginkgo command's flags: which specs, how many processes, the report. */
