@@ -15,7 +15,7 @@
  *       registries.conf with `mirrorHost` (plain HTTP) as the mirror of every registry named here
  *
  * What each stands in for, and how it behaves:
- *   busybox     the busybox userland (with nmeter, which Debian's build leaves out), every applet
+ *   busybox     the busybox userland (with nmeter, ipcs, ipcrm, pgrep and pkill, which Debian's build leaves out), every applet
  *               in /bin as well, CMD sh, the accounts of the busybox image
  *   agnhost     /agnhost (ENTRYPOINT, CMD pause), /agnhost-2 a link to it, /uploads, porter's
  *               /localhost.crt and /localhost.key from the module's source, the accounts
@@ -170,19 +170,23 @@ const AGNHOST_ACCOUNTS = {
 const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
- * busybox's nmeter applet, which the suite's container lifecycle specs run for millisecond
- * timestamps and Debian's busybox-static leaves out: built alone (static) from the busybox source
- * of the installed busybox-static's version, from Debian's archive, checked against its digest.
+ * busybox applets the busybox image has and Debian's busybox-static leaves out: nmeter, which the
+ * suite's container lifecycle specs run for millisecond timestamps, ipcs and ipcrm, which critest's
+ * host IPC specs run, and pgrep and pkill (critest's exec timeout spec looks for the process left). Built alone (static, one binary that is each by its name) from the
+ * busybox source of the installed busybox-static's version, from Debian's archive, checked against
+ * its digest.
  */
+const EXTRA_APPLETS = ['nmeter', 'ipcs', 'ipcrm', 'pgrep', 'pkill'];
+
 const BUSYBOX_SOURCE_SHA256: Record<string, string> = {
   '1.35.0': 'faeeb244c35a348a334f4a59e44626ee870fb07b6884d68c10ae8bc19f83a694',
 };
 
-async function nmeterBinary(): Promise<string> {
+async function extraAppletsBinary(): Promise<string> {
   const version = (await run('dpkg-query', ['-W', '-f', '${source:Upstream-Version}', 'busybox-static'])).stdout.trim();
   const digest = BUSYBOX_SOURCE_SHA256[version];
   if (digest === undefined) throw new Error(`no digest known for the busybox ${version} source: add it to BUSYBOX_SOURCE_SHA256`);
-  const binary = join(DEBIAN_CACHE_DIR, `busybox-nmeter-${version}`, 'nmeter');
+  const binary = join(DEBIAN_CACHE_DIR, `busybox-extra-${version}`, 'busybox');
   if (existsSync(binary)) return binary;
   await mkdir(DEBIAN_CACHE_DIR, { recursive: true });
   const work = await mkdtemp(join(DEBIAN_CACHE_DIR, 'busybox-source-'));
@@ -196,9 +200,8 @@ async function nmeterBinary(): Promise<string> {
     await writeFile(join(work, 'source.tar.bz2'), tarball);
     await run('tar', ['-xjf', 'source.tar.bz2', '--strip-components=1'], { cwd: work });
     await run('make', ['allnoconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
-    const config = (await readFile(join(work, '.config'), 'utf8'))
-      .replace('# CONFIG_NMETER is not set', 'CONFIG_NMETER=y')
-      .replace('# CONFIG_STATIC is not set', 'CONFIG_STATIC=y');
+    let config = (await readFile(join(work, '.config'), 'utf8')).replace('# CONFIG_STATIC is not set', 'CONFIG_STATIC=y');
+    for (const applet of EXTRA_APPLETS) config = config.replace(`# CONFIG_${applet.toUpperCase()} is not set`, `CONFIG_${applet.toUpperCase()}=y`);
     await writeFile(join(work, '.config'), config);
     await run('sh', ['-c', 'yes "" | make oldconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
     await run('make', ['-j2', 'busybox'], { cwd: work, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 });
@@ -224,13 +227,15 @@ function appletsInBin(): TarEntry[] {
   return links;
 }
 
-/** The busybox userland with busybox's image's accounts and its applets in /bin, and nmeter beside it. */
+/** The busybox userland with busybox's image's accounts and its applets in /bin, and the extra applets beside them. */
 export async function userland(): Promise<Layer> {
-  const nmeter = await nmeterBinary();
-  return cachedLayer(`conformance-busybox-${fileKey(nmeter)}`, () => [
+  const extra = await extraAppletsBinary();
+  const [first, ...others] = EXTRA_APPLETS as [string, ...string[]];
+  return cachedLayer(`conformance-busybox-${fileKey(extra)}`, () => [
     ...busyboxRootfsEntries(BUSYBOX_ACCOUNTS),
     ...appletsInBin(),
-    hostFile('bin/nmeter', nmeter, 0o755),
+    hostFile(`bin/${first}`, extra, 0o755),
+    ...others.map((applet): TarEntry => ({ type: 'hardlink', name: `bin/${applet}`, target: `bin/${first}`, mode: 0o755 })),
   ]);
 }
 
@@ -326,6 +331,8 @@ export function nginxConfigLayer(port = 80): Promise<Layer> {
     dir('usr/share/nginx/html'),
     file('usr/share/nginx/html/index.html', NGINX_INDEX),
     dir('var'),
+    // As Debian's base-files has it: the pid file is looked for at /var/run/nginx.pid too.
+    { type: 'symlink', name: 'var/run', target: '/run' },
     dir('var/log'),
     dir('var/log/nginx'),
     dir('var/lib'),
@@ -416,6 +423,11 @@ export async function imageOf(layers: Promise<Layer>[], config: ContainerConfig)
   return buildImage({ blobDir: catalogueBlobDir(), layers: await Promise.all(layers), config: { Env: [DEFAULT_PATH], ...config } });
 }
 
+/** /usr/local/bin/nnp (setuid root, prints its effective uid) over the busybox userland. */
+export function nonewprivsImage(moduleDir = join(REPO_ROOT, 'tools/kubernetes')): Promise<Image> {
+  return imageOf([userland(), nnpLayer(moduleDir)], { Cmd: ['nnp'] });
+}
+
 /** Debian's nginx serving its page on `port` in the foreground. */
 export function nginxImage(port: number): Promise<Image> {
   return imageOf([userland(), debianLayer(['nginx']), nginxConfigLayer(port)], {
@@ -447,7 +459,7 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'perl':
       return () => imageOf([userland(), debianLayer(['perl-base'])], { Cmd: ['perl', '-de0'] });
     case 'nonewprivs':
-      return () => imageOf([userland(), nnpLayer(moduleDir)], { Cmd: ['nnp'] });
+      return () => nonewprivsImage(moduleDir);
     case 'nonroot':
       return () => imageOf([userland()], { Cmd: ['sh'], User: '1234' });
     case 'ipc-utils':

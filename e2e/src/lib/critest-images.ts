@@ -19,10 +19,12 @@
  *   predefined-group   busybox with default-user (1000) in group-defined-in-image (50000), USER 1000
  *   marker             busybox with an empty file /<name>: distinct images per name, the same
  *                      image under each tag that names the same file
+ *   nonewprivs         the conformance nonewprivs image (nnp, setuid root, built from the
+ *                      Kubernetes module's source)
  *   pause              the conformance pause image (catatonit)
  */
 import type { Layer } from './layer-builder.js';
-import { BUSYBOX_ACCOUNTS, dir, file, imageOf, mirrorRegistriesConf, nginxImage, pauseImage, userland } from './conformance-images.js';
+import { BUSYBOX_ACCOUNTS, dir, file, imageOf, mirrorRegistriesConf, nginxImage, nonewprivsImage, pauseImage, userland } from './conformance-images.js';
 import { cachedLayer, loadOrBuild } from './image-catalogue.js';
 import type { ImageContent } from './oci-image.js';
 import { pushImage } from './push.js';
@@ -35,6 +37,7 @@ export type CritestImageContent =
   | { kind: 'user'; user: string }
   | { kind: 'predefined-group' }
   | { kind: 'marker'; file: string }
+  | { kind: 'nonewprivs' }
   | { kind: 'pause' };
 
 export interface CritestImage {
@@ -56,7 +59,10 @@ function image(reference: string, content: CritestImageContent): CritestImage {
   return { reference, content, registry: reference.slice(0, slash), repository: reference.slice(slash + 1, colon), tag: reference.slice(colon + 1) };
 }
 
-/** As pkg/framework/util.go, pkg/validate/consts.go, consts_linux.go and multi_container_linux.go of cri-tools v1.37.0 name them (amd64). */
+/**
+ * As pkg/framework/util.go and pkg/validate's consts.go, consts_linux.go, multi_container_linux.go
+ * and security_context_linux.go of cri-tools v1.37.0 name them (amd64).
+ */
 export const CRITEST_IMAGES: readonly CritestImage[] = [
   image(`${E2E}/busybox:1.29-2`, { kind: 'busybox' }),
   image(`${E2E}/nginx:1.14-2`, { kind: 'nginx', port: 80 }),
@@ -76,6 +82,7 @@ export const CRITEST_IMAGES: readonly CritestImage[] = [
   image(`${CRI_TOOLS}/test-image-tags:3`, { kind: 'marker', file: 'same-image' }),
   image(`${CRI_TOOLS}/test-image-tag:test`, { kind: 'marker', file: 'test' }),
   image(`${CRI_TOOLS}/test-image-tag:all`, { kind: 'marker', file: 'all' }),
+  image(`${E2E}/nonewprivs:1.3`, { kind: 'nonewprivs' }),
   image('registry.k8s.io/pause:3.9', { kind: 'pause' }),
   image('k8s.gcr.io/pause:3.9', { kind: 'pause' }),
 ];
@@ -135,6 +142,8 @@ function definition(content: CritestImageContent): () => Promise<ImageContent> {
         );
     case 'marker':
       return () => imageOf([userland(), cachedLayer(`critest-marker-${content.file}`, () => [file(content.file, '')])], { Cmd: ['sh'] });
+    case 'nonewprivs':
+      return () => nonewprivsImage();
     case 'pause':
       return pauseImage;
   }
