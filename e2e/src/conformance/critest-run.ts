@@ -5,6 +5,7 @@
  *   parseCritestOptions(args, now?): CritestOptions          throws UsageError on a bad option
  *   CRITEST_UNRUNNABLE_SPECS: readonly UnrunnableSpec[]
  *   critestArgs(options, endpoints, { dryRun? }?): string[]
+ *   leftSharedMemory(before, after): number[]   the segments critest's host IPC specs left
  */
 import { resolve } from 'node:path';
 import { UNRUNNABLE_CRITEST_IMAGES } from '../lib/critest-images.js';
@@ -101,4 +102,24 @@ export function critestArgs(options: CritestOptions, endpoints: CritestEndpoints
   // The dry run keeps the unrunnable specs, to count those the filters select as skipped.
   if (!mode.dryRun) for (const spec of CRITEST_UNRUNNABLE_SPECS) args.push(`-ginkgo.skip=${skipPattern(spec)}`);
   return args;
+}
+
+/** What critest's host IPC specs make on the host (`ipcmk -M 1048576`) and never remove. */
+const HOST_IPC_SEGMENT_BYTES = 1048576;
+
+/**
+ * The ids of the shared memory segments in `after` but not in `before` (both /proc/sysvipc/shm)
+ * that look like the host IPC specs' own: their size, attached to no process.
+ */
+export function leftSharedMemory(before: string, after: string): number[] {
+  const rows = (text: string): string[][] =>
+    text
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields.length >= 7);
+  const existing = new Set(rows(before).map((fields) => fields[1]));
+  return rows(after)
+    .filter(([, id, , size, , , attached]) => !existing.has(id) && Number(size) === HOST_IPC_SEGMENT_BYTES && attached === '0')
+    .map(([, id]) => Number(id));
 }

@@ -8,7 +8,8 @@
  * Skiff with registries.conf making that registry the mirror of their upstream registries, and runs
  * critest on Skiff's sockets, several specs at once (critest's -parallel, through the ginkgo command
  * beside it), with JSON and JUnit reports in the report directory. The figures come from the JSON
- * report; specs that cannot run here (critest-run.ts) are left out and counted as skipped. The last
+ * report; specs that cannot run here (critest-run.ts) are left out and counted as skipped. The
+ * shared memory segments its host IPC specs make on the host are removed after it. The last
  * line printed is
  *   critest: N passed, N failed, N skipped
  * and the exit status is 0 when no spec failed.
@@ -21,12 +22,15 @@ import { promisify } from 'node:util';
 import { CRITEST_IMAGES, critestRegistriesConf, getCritestImage, pushCritestImages } from '../lib/critest-images.js';
 import { startRegistry } from '../lib/registry.js';
 import { removeAllPods } from '../lib/remove-pods.js';
+import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff, type SkiffInstance } from '../lib/skiff-instance.js';
-import { critestArgs, CRITEST_UNRUNNABLE_SPECS, parseCritestOptions, UsageError, type CritestEndpoints, type CritestOptions } from './critest-run.js';
+import { removeDir } from '../lib/tmp.js';
+import { critestArgs, CRITEST_UNRUNNABLE_SPECS, leftSharedMemory, parseCritestOptions, UsageError, type CritestEndpoints, type CritestOptions } from './critest-run.js';
 import { selectedSpecNames, suiteFigures, summaryLine, type SpecOutcome } from './suite-report.js';
 import { unrunnableReason } from './unrunnable-specs.js';
 
 const run = promisify(execFile);
+const SHM_TABLE = '/proc/sysvipc/shm';
 
 function log(message: string): void {
   process.stdout.write(`critest: ${message}\n`);
@@ -70,6 +74,15 @@ async function runCritest(options: CritestOptions, skiff: SkiffInstance): Promis
   return code;
 }
 
+/** Removes what critest left, keeps Skiff's log, stops Skiff and takes its directory away with its mounts (the netns directory's own). */
+async function stopSkiff(skiff: SkiffInstance, options: CritestOptions): Promise<void> {
+  await removeAllPods(skiff.runtimeSocket).catch((err: Error) => log(`removing the pods: ${err.message}`));
+  await writeFile(join(options.reportDir, 'skiff.log'), skiff.output()).catch(() => undefined);
+  await skiff.stop({ keepDir: true });
+  for (const mount of (await mountsUnder(skiff.dir)).reverse()) await run('umount', ['--lazy', mount]).catch(() => undefined);
+  await removeDir(skiff.dir);
+}
+
 async function main(options: CritestOptions): Promise<number> {
   for (const tool of ['critest', 'ginkgo']) {
     if (!existsSync(join(options.critestBin, tool))) throw new UsageError(`${join(options.critestBin, tool)} is missing: run scripts/critest.sh --build`);
@@ -85,7 +98,9 @@ async function main(options: CritestOptions): Promise<number> {
     await pushCritestImages(registry);
     skiff = await startSkiff({ registriesConf: critestRegistriesConf(registry.host), logLevel: 'info' });
     const unrunnable = await unrunnableSelected(options, skiff);
+    const segmentsBefore = await readFile(SHM_TABLE, 'utf8');
     const code = await runCritest(options, skiff);
+    for (const id of leftSharedMemory(segmentsBefore, await readFile(SHM_TABLE, 'utf8'))) await run('ipcrm', ['-m', String(id)]).catch(() => undefined);
     const reportPath = join(options.reportDir, 'report.json');
     if (!existsSync(reportPath)) {
       log(`critest did not report (exit code ${code}); see ${options.reportDir}`);
@@ -101,12 +116,11 @@ async function main(options: CritestOptions): Promise<number> {
     process.stdout.write(`${summaryLine(figures, 'critest')}\n`);
     return figures.failed === 0 ? 0 : 1;
   } finally {
-    if (skiff !== undefined) {
-      await removeAllPods(skiff.runtimeSocket).catch((err: Error) => log(`removing the pods: ${err.message}`));
-      await writeFile(join(options.reportDir, 'skiff.log'), skiff.output()).catch(() => undefined);
-      await skiff.stop();
+    try {
+      if (skiff !== undefined) await stopSkiff(skiff, options);
+    } finally {
+      await registry.stop();
     }
-    await registry.stop();
   }
 }
 
