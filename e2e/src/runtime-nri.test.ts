@@ -1,6 +1,6 @@
 /**
  * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
- * socket; a logger sees every event of a pod's life in order; an adjusting plugin's environment,
+ * socket; a logger sees every event of a pod's life in order, a container's own exit as its stop; an adjusting plugin's environment,
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
  * or crashes mid-call costs one request timeout and is disconnected; raw peers sending oversized or
@@ -107,6 +107,27 @@ describe('NRI', () => {
       'StopPodSandbox -',
       'RemovePodSandbox -',
     ]);
+  });
+
+  test('a container that exits on its own is reported stopped once, without a StopContainer call', async () => {
+    const log = join(base, 'exits.log');
+    const logger = await plugin('exit-logger', '11', ['-mode', 'logger', '-log', log]);
+    const life = await h.runPod();
+    const podName = life.config.metadata?.name ?? '';
+    const events = async (): Promise<string[]> =>
+      (existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : [])
+        .filter((l) => l.split(' ')[1] === podName && l.split(' ')[2] === 'exits')
+        .map((l) => l.split(' ')[0]!);
+    const id = await h.runContainer(life, 'exits', { command: ['sh', '-c', 'exit 3'] });
+    await until('the StopContainer event of the exit', async () => (await events()).includes('StopContainer'));
+    // A StopContainer of the exited container stops nothing and is not reported again.
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 1 }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 30_000 });
+    await until('the RemoveContainer event', async () => (await events()).includes('RemoveContainer'));
+    await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await logger.stop();
+    assert.deepEqual(await events(), ['CreateContainer', 'PostCreateContainer', 'StartContainer', 'PostStartContainer', 'StopContainer', 'RemoveContainer']);
   });
 
   test('an adjusting plugin: environment, annotation, a device, an OCI hook, an rlimit and a memory limit', async () => {

@@ -6,11 +6,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 
 /** Idempotent: stopping an exited or unknown container succeeds. */
 export async function stopContainerCall(ctx: RuntimeContext, request: cri.StopContainerRequest__Output): Promise<cri.StopContainerResponse> {
-  await withExistingContainer(ctx, 'StopContainer', request.container_id, async (rec) => {
-    const wasRunning = rec.phase === 'running';
-    await stopContainerLocked(ctx, rec, Number(request.timeout));
-    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
-    if (wasRunning && sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('StopContainer', sandbox, rec);
-  });
+  // NRI plugins hear of the stop as the exit is recorded (refreshContainer).
+  await withExistingContainer(ctx, 'StopContainer', request.container_id, (rec) => stopContainerLocked(ctx, rec, Number(request.timeout)));
   return {};
 }

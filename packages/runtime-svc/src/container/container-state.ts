@@ -91,6 +91,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
   // have recorded the exit, or a removal begun, while this one was reading.
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
+  const wasRunning = rec.phase === 'running';
   rec.phase = 'exited';
   rec.exitCode = exit.code;
   rec.finishedAt = exit.at;
@@ -102,6 +103,10 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   await ctx.records.saveContainer(rec);
   ctx.exitWatch.exitRecorded(rec.id);
   endInSandbox(ctx, rec);
+  // NRI plugins hear of every stop of a running container once, whether StopContainer or the
+  // container itself ended it, as upstream runtimes tell them.
+  const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+  if (wasRunning && sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('StopContainer', sandbox, rec);
   return rec;
 }
 
