@@ -43,6 +43,8 @@ export class NriRuntime {
   private readonly connections = new Set<NriConnection>();
   /** Synchronizations in progress: events wait for them, so a plugin misses nothing after its snapshot. */
   private readonly synchronizing = new Set<Promise<void>>();
+  /** Each container's last event still being relayed: its next one waits for it, so they arrive in order. */
+  private readonly containerEvents = new Map<string, Promise<void>>();
 
   constructor(private readonly o: NriRuntimeOptions) {}
 
@@ -198,9 +200,21 @@ export class NriRuntime {
     return this.notify(event, { pod: nriPod(pod), ...(resources ? { linux_resources: resources.resources, overhead_linux_resources: resources.overhead } : {}) });
   }
 
-  /** `resources` for UpdateContainer: the new ones. */
+  /**
+   * `resources` for UpdateContainer: the new ones. A container's events are relayed in the order
+   * they are given, each after the one before has been (a stop recorded by a refresh outside the
+   * container's lock is heard before the RemoveContainer that follows it).
+   */
   notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources): Promise<void> {
-    return this.notify(event, { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) });
+    const request = { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) };
+    const before = this.containerEvents.get(container.id) ?? Promise.resolve();
+    const relayed = before.then(() => this.notify(event, request));
+    const settled = relayed.catch(() => undefined);
+    this.containerEvents.set(container.id, settled);
+    void settled.then(() => {
+      if (this.containerEvents.get(container.id) === settled) this.containerEvents.delete(container.id);
+    });
+    return relayed;
   }
 
   /**
