@@ -172,11 +172,13 @@ const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
 /**
  * busybox applets the busybox image has and Debian's busybox-static leaves out: nmeter, which the
  * suite's container lifecycle specs run for millisecond timestamps, ipcs and ipcrm, which critest's
- * host IPC specs run, and pgrep and pkill (critest's exec timeout spec looks for the process left). Built alone (static, one binary that is each by its name) from the
- * busybox source of the installed busybox-static's version, from Debian's archive, checked against
- * its digest.
+ * host IPC specs run, and pgrep and pkill (critest's exec timeout spec looks for the process left);
+ * and ash as `sh` with its default features, for plainShellLayer. Built alone (static, one binary
+ * that is each by its name) from the busybox source of the installed busybox-static's version,
+ * from Debian's archive, checked against its digest.
  */
 const EXTRA_APPLETS = ['nmeter', 'ipcs', 'ipcrm', 'pgrep', 'pkill'];
+const EXTRA_CONFIG = [...EXTRA_APPLETS.map((applet) => applet.toUpperCase()), 'ASH', 'SH_IS_ASH'];
 
 const BUSYBOX_SOURCE_SHA256: Record<string, string> = {
   '1.35.0': 'faeeb244c35a348a334f4a59e44626ee870fb07b6884d68c10ae8bc19f83a694',
@@ -186,7 +188,8 @@ async function extraAppletsBinary(): Promise<string> {
   const version = (await run('dpkg-query', ['-W', '-f', '${source:Upstream-Version}', 'busybox-static'])).stdout.trim();
   const digest = BUSYBOX_SOURCE_SHA256[version];
   if (digest === undefined) throw new Error(`no digest known for the busybox ${version} source: add it to BUSYBOX_SOURCE_SHA256`);
-  const binary = join(DEBIAN_CACHE_DIR, `busybox-extra-${version}`, 'busybox');
+  const configKey = createHash('sha256').update(EXTRA_CONFIG.join(' ')).digest('hex').slice(0, 8);
+  const binary = join(DEBIAN_CACHE_DIR, `busybox-extra-${version}-${configKey}`, 'busybox');
   if (existsSync(binary)) return binary;
   await mkdir(DEBIAN_CACHE_DIR, { recursive: true });
   const work = await mkdtemp(join(DEBIAN_CACHE_DIR, 'busybox-source-'));
@@ -200,8 +203,11 @@ async function extraAppletsBinary(): Promise<string> {
     await writeFile(join(work, 'source.tar.bz2'), tarball);
     await run('tar', ['-xjf', 'source.tar.bz2', '--strip-components=1'], { cwd: work });
     await run('make', ['allnoconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
-    let config = (await readFile(join(work, '.config'), 'utf8')).replace('# CONFIG_STATIC is not set', 'CONFIG_STATIC=y');
-    for (const applet of EXTRA_APPLETS) config = config.replace(`# CONFIG_${applet.toUpperCase()} is not set`, `CONFIG_${applet.toUpperCase()}=y`);
+    let config = (await readFile(join(work, '.config'), 'utf8'))
+      .replace('# CONFIG_STATIC is not set', 'CONFIG_STATIC=y')
+      .replace('CONFIG_SH_IS_NONE=y', '# CONFIG_SH_IS_NONE is not set');
+    // Options these turn on (ash's features) take their defaults from oldconfig below.
+    for (const option of EXTRA_CONFIG) config = config.replace(`# CONFIG_${option} is not set`, `CONFIG_${option}=y`);
     await writeFile(join(work, '.config'), config);
     await run('sh', ['-c', 'yes "" | make oldconfig'], { cwd: work, maxBuffer: 16 * 1024 * 1024 });
     await run('make', ['-j2', 'busybox'], { cwd: work, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 });
@@ -212,6 +218,16 @@ async function extraAppletsBinary(): Promise<string> {
     await rm(work, { recursive: true, force: true });
   }
   return binary;
+}
+
+/**
+ * /bin/sh as the busybox image has it: ash that runs every command it finds on PATH. The shell of
+ * Debian's busybox-static runs its own applets without looking, so a masked /bin/ls would still
+ * run (critest's MaskedPaths spec masks it and expects "Permission denied").
+ */
+export async function plainShellLayer(): Promise<Layer> {
+  const extra = await extraAppletsBinary();
+  return cachedLayer(`plain-shell-${fileKey(extra)}`, () => [dir('bin'), hostFile('bin/sh', extra, 0o755)]);
 }
 
 /** Every applet in /bin too, as the busybox image has them (the sysctl specs run /bin/sysctl). */
