@@ -9,6 +9,9 @@
 //	           containerd/nri module), refusing hook injection and requiring plugins as flags say
 //	hang       never answers CreateContainer
 //	crash      exits in the middle of CreateContainer
+//	pod-gate   at RunPodSandbox refuses pods whose name starts with -refuse, with a reason, and
+//	           holds pods whose name starts with -hold until the file -release exists (appending
+//	           "holding <pod>" to -log first)
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
@@ -25,7 +29,7 @@ import (
 )
 
 var (
-	mode        = flag.String("mode", "logger", "logger, adjust, validator, hang or crash")
+	mode        = flag.String("mode", "logger", "logger, adjust, validator, default-validator, hang, crash or pod-gate")
 	name        = flag.String("name", "", "plugin name")
 	idx         = flag.String("idx", "", "plugin index")
 	socket      = flag.String("socket", "", "NRI socket")
@@ -37,7 +41,9 @@ var (
 	hook        = flag.String("hook", "", "adjust: a createRuntime hook, a /bin/sh script")
 	nofile      = flag.Uint64("nofile", 0, "adjust: RLIMIT_NOFILE soft and hard")
 	memory      = flag.Int64("memory", 0, "adjust: memory limit in bytes")
-	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse")
+	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse; pod-gate: pod name prefix")
+	hold        = flag.String("hold", "", "pod-gate: pod name prefix to hold")
+	release     = flag.String("release", "", "pod-gate: the file whose existence lets held pods go")
 	rejectHooks = flag.Bool("reject-hooks", false, "default-validator: refuse OCI hook injection")
 	required    = flag.String("required", "", "default-validator: plugins that must have been consulted, comma-separated")
 )
@@ -160,6 +166,28 @@ func (refuser) ValidateContainerAdjustment(_ context.Context, req *api.ValidateC
 	return nil
 }
 
+type podGate struct{}
+
+func (podGate) RunPodSandbox(_ context.Context, p *api.PodSandbox) error {
+	if *refuse != "" && strings.HasPrefix(p.GetName(), *refuse) {
+		return fmt.Errorf("pods named %s* are not allowed on this node", *refuse)
+	}
+	if *hold == "" || !strings.HasPrefix(p.GetName(), *hold) {
+		return nil
+	}
+	if f, err := os.OpenFile(*logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		fmt.Fprintf(f, "holding %s\n", p.GetName())
+		f.Close()
+	}
+	for {
+		if _, err := os.Stat(*release); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
 type hanger struct{}
 
 func (hanger) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
@@ -193,6 +221,8 @@ func main() {
 		impl = hanger{}
 	case "crash":
 		impl = crasher{}
+	case "pod-gate":
+		impl = podGate{}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", *mode)
 		os.Exit(2)

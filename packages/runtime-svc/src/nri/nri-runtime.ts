@@ -180,7 +180,11 @@ export class NriRuntime {
   }
 
   /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
-  private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources }): Promise<void> {
+  private async notify(
+    event: PodEvent | ContainerEvent,
+    request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources },
+    refusable = false,
+  ): Promise<void> {
     await this.synchronized();
     for (const plugin of this.subscribers(NriEvent[event])) {
       try {
@@ -190,9 +194,18 @@ export class NriRuntime {
         }
       } catch (err) {
         if (err instanceof NriPluginFailure) throw new StatusError(status.UNAVAILABLE, err.message);
+        if (refusable) throw new StatusError(status.FAILED_PRECONDITION, `NRI plugin "${plugin.name}" refused ${event} of pod ${request.pod.namespace ?? ''}/${request.pod.name ?? ''}: ${errorMessage(err)}`);
         this.o.log.warn({ plugin: plugin.name, event, err: errorMessage(err) }, 'NRI plugin answered an event with an error');
       }
     }
+  }
+
+  /**
+   * RunPodSandbox, before the pod is ready (listed, or given containers): a plugin's error answer
+   * fails it with FailedPrecondition naming the plugin, as a failed hook fails the pod upstream.
+   */
+  runPodSandbox(pod: SandboxRecord): Promise<void> {
+    return this.notify('RunPodSandbox', { pod: nriPod(pod) }, true);
   }
 
   /** `resources` (and `overhead`) for UpdatePodSandbox. */
