@@ -14,8 +14,8 @@
  *   critest: N passed, N failed, N skipped
  * and the exit status is 0 when no spec failed.
  */
-import { execFile, spawn } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +26,7 @@ import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff, type SkiffInstance } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
 import { critestArgs, CRITEST_UNRUNNABLE_SPECS, leftSharedMemory, parseCritestOptions, UsageError, type CritestEndpoints, type CritestOptions } from './critest-run.js';
+import { runSuiteProcess } from './suite-process.js';
 import { selectedSpecNames, suiteFigures, summaryLine, type SpecOutcome } from './suite-report.js';
 import { unrunnableReason } from './unrunnable-specs.js';
 
@@ -57,21 +58,9 @@ async function unrunnableSelected(options: CritestOptions, skiff: SkiffInstance)
 async function runCritest(options: CritestOptions, skiff: SkiffInstance): Promise<number> {
   const args = critestArgs(options, endpoints(skiff));
   log(`critest ${args.join(' ')}`);
-  const output = createWriteStream(join(options.reportDir, 'critest.log'));
   // critest runs its parallel specs through the ginkgo command it finds on PATH.
   const env = { ...process.env, PATH: `${options.critestBin}:${process.env.PATH ?? ''}` };
-  const child = spawn(join(options.critestBin, 'critest'), args, { cwd: options.reportDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const stream of [child.stdout, child.stderr]) {
-    stream.on('data', (chunk: Buffer) => {
-      process.stdout.write(chunk);
-      output.write(chunk);
-    });
-  }
-  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-  process.on('SIGINT', forward).on('SIGTERM', forward);
-  const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
-  output.end();
-  return code;
+  return runSuiteProcess(join(options.critestBin, 'critest'), args, { cwd: options.reportDir, env, logPath: join(options.reportDir, 'critest.log') });
 }
 
 /** Removes what critest left, keeps Skiff's log, stops Skiff and takes its directory away with its mounts (the netns directory's own). */

@@ -23,7 +23,7 @@
  *   node-conformance: N passed, N failed, N skipped
  */
 import { execFile, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -43,6 +43,7 @@ import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
+import { runSuiteProcess } from './suite-process.js';
 import { selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 import { skipPattern, unrunnableReason, UNRUNNABLE_SPECS } from './unrunnable-specs.js';
 import { exactNamesPattern, parseShard, shardOf, type Shard } from './shards.js';
@@ -346,7 +347,6 @@ function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string,
 }
 
 async function runSuite(args: string[], options: Options, workDir: string): Promise<number> {
-  const output = createWriteStream(join(options.reportDir, 'suite.log'));
   // ginkgo runs a compiled suite in the directory the binary is in, and the suite looks for the
   // kubelet beside itself.
   for (const tool of ['e2e_node.test', 'kubelet']) {
@@ -354,20 +354,7 @@ async function runSuite(args: string[], options: Options, workDir: string): Prom
     await symlink(join(options.kubeBin, tool), join(workDir, tool));
   }
   const suite = join(workDir, 'e2e_node.test');
-  const child = spawn(join(options.kubeBin, 'ginkgo'), [...ginkgoArgs(options), suite, '--', ...args], { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    output.write(chunk);
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    output.write(chunk);
-  });
-  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-  process.on('SIGINT', forward).on('SIGTERM', forward);
-  const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
-  output.end();
-  return code;
+  return runSuiteProcess(join(options.kubeBin, 'ginkgo'), [...ginkgoArgs(options), suite, '--', ...args], { cwd: workDir, logPath: join(options.reportDir, 'suite.log') });
 }
 
 async function inside(options: Options): Promise<number> {
