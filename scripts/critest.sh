@@ -24,12 +24,14 @@ main() {
   MODULE_DIR=tools/cri-tools
   CACHE_ROOT=${SKIFF_CRITEST_CACHE:-/var/cache/skiff/cri-tools}
   GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  # shellcheck source=lib/build-cache.sh
+  . scripts/lib/build-cache.sh
 
   version=$(awk '{ for (i = 1; i < NF; i++) if ($i == "sigs.k8s.io/cri-tools") { print $(i + 1); exit } }' "$MODULE_DIR/go.mod")
   [ -n "$version" ] || { echo "critest: no sigs.k8s.io/cri-tools requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
   # Raise RECIPE when the way the tools are built changes, so that caches built the old way are not used.
   RECIPE=1
-  key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
+  key=$(module_cache_key "$MODULE_DIR" "$RECIPE")
   dir="$CACHE_ROOT/$version-$key"
   bin="$dir/bin"
 
@@ -59,8 +61,6 @@ main() {
 }
 
 build() {
-  # shellcheck source=lib/build-cache.sh
-  . scripts/lib/build-cache.sh
   build_into_cache "$CACHE_ROOT" "$dir" build_cri_tools
 }
 
