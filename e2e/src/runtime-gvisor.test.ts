@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
@@ -165,6 +166,33 @@ describe('a gVisor pod', () => {
     assert.match(r.stdout, /Read-only file system\nrc=1\n/);
     assert.match(r.stdout, new RegExp(`${pod.config.hostname}\n$`));
     await stop(id, 0);
+  });
+
+  test('seccomp: RuntimeDefault and Localhost profiles filter the sandboxed container; Unconfined does not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'skiff-gvisor-seccomp-'));
+    try {
+      const noChmod = join(dir, 'no-chmod.json');
+      await writeFile(noChmod, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['chmod', 'fchmod', 'fchmodat', 'fchmodat2'], action: 'SCMP_ACT_ERRNO', errnoRet: 1 }] }));
+      const probe = 'grep "^Seccomp:" /proc/self/status; touch /tmp/f; chmod 600 /tmp/f 2>&1; echo chmod=$?';
+      const outputOf = async (seccomp: cri.SecurityProfile): Promise<string> => {
+        const id = await h.runContainer(pod, name(`seccomp-${seccomp.profile_type}`), { command: ['sh', '-c', probe], linux: { security_context: { seccomp } } });
+        const exited = await h.waitForExit(id);
+        await eventually('the last line in the log', async () => readFileSync(exited.log_path, 'utf8').includes('chmod='));
+        return readFileSync(exited.log_path, 'utf8');
+      };
+      assert.match(await outputOf({ profile_type: 'RuntimeDefault' }), /Seccomp:\s+2\n.*chmod=0\n/s);
+      const localhost = await outputOf({ profile_type: 'Localhost', localhost_ref: noChmod });
+      assert.match(localhost, /Seccomp:\s+2\n/);
+      assert.match(localhost, /Operation not permitted\n.*chmod=1\n/s);
+      assert.match(await outputOf({ profile_type: 'Unconfined' }), /Seccomp:\s+0\n.*chmod=0\n/s);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('masked and read-only paths gVisor would ignore are refused with InvalidArgument naming them', async () => {
+    await rejectsWithCode(h.createContainer(pod, name('masked'), { linux: { security_context: { masked_paths: ['/bin/ls'] } } }), status.INVALID_ARGUMENT, /cannot mask paths \(masked_paths \/bin\/ls\)/);
+    await rejectsWithCode(h.createContainer(pod, name('readonly-paths'), { linux: { security_context: { readonly_paths: ['/tmp'] } } }), status.INVALID_ARGUMENT, /cannot make paths read-only \(readonly_paths \/tmp\)/);
   });
 
   test('port-forward reaches a server in the sandbox', async () => {

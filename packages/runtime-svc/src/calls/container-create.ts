@@ -137,7 +137,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
     const resolved = await ctx.images.resolveRootfs(imageRef);
     const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
-    checkContainerFeatures(handler, config);
+    checkContainerFeatures(handler, config, seccomp);
 
     timer.mark('validate and resolve image');
     const id = newId();

@@ -4,6 +4,7 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
+import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS, type SeccompInput } from './spec-builder.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */
 function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures, what: string): StatusError | undefined {
@@ -18,15 +19,42 @@ export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boo
   if (error) throw error;
 }
 
+/** runsc applies a spec's seccomp filter inside the sandbox only with this flag; without it, it ignores the filter. */
+export const RUNSC_OCI_SECCOMP_FLAG = '--oci-seccomp';
+
+function appliesOciSeccomp(handler: RuntimeHandler): boolean {
+  return handler.runc.extraArgs.some((arg) => arg === RUNSC_OCI_SECCOMP_FLAG || arg === `${RUNSC_OCI_SECCOMP_FLAG}=true`);
+}
+
 /** CreateContainer's checks of what a handler can do for the container. */
-export function checkContainerFeatures(handler: RuntimeHandler, config: cri.ContainerConfig__Output): void {
+export function checkContainerFeatures(handler: RuntimeHandler, config: cri.ContainerConfig__Output, seccomp: SeccompInput): void {
   if (config.mounts.some((m) => m.recursive_read_only)) {
     const error = missingFeature(handler, 'recursiveReadOnlyMounts', 'recursive read-only mounts');
     if (error) throw error;
   }
-  if (handler.kind === 'sandbox' && config.linux?.security_context?.namespace_options?.pid === 'TARGET') {
-    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under its own kernel: a container cannot join another container's PID namespace (TARGET)`);
+  if (handler.kind === 'sandbox') checkSandboxedSecurity(handler, config.linux?.security_context ?? null, seccomp);
+}
+
+/**
+ * What a security context asks of a container in a runsc sandbox that gVisor would silently not
+ * do: refused, so that the container never runs weaker than asked.
+ */
+function checkSandboxedSecurity(handler: RuntimeHandler, security: cri.LinuxContainerSecurityContext__Output | null, seccomp: SeccompInput): void {
+  const refuse = (why: string): never => {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel: ${why}`);
+  };
+  if (security?.namespace_options?.pid === 'TARGET') refuse("a container cannot join another container's PID namespace (TARGET)");
+  if (security?.privileged) return;
+  if (seccomp.kind !== 'unconfined' && !appliesOciSeccomp(handler)) {
+    refuse(`it applies no seccomp profile without runsc's ${RUNSC_OCI_SECCOMP_FLAG} flag, and the container asks for one (seccomp ${seccomp.kind}); add the flag to the handler's runtime_args or run the container Unconfined`);
   }
+  // gVisor ignores an OCI spec's maskedPaths and readonlyPaths. The defaults guard the host
+  // kernel's files under /proc and /sys; under gVisor those are its own kernel's, absent, empty or
+  // read-only. Any other path would stay readable and writable.
+  const unmasked = (security?.masked_paths ?? []).filter((p) => !DEFAULT_MASKED_PATHS.includes(p));
+  if (unmasked.length > 0) refuse(`gVisor cannot mask paths (masked_paths ${unmasked.join(', ')}); only the default list is accepted, whose files gVisor's own /proc and /sys do not expose`);
+  const writable = (security?.readonly_paths ?? []).filter((p) => !DEFAULT_READONLY_PATHS.includes(p));
+  if (writable.length > 0) refuse(`gVisor cannot make paths read-only (readonly_paths ${writable.join(', ')}); only the default list is accepted, whose files gVisor's own /proc and /sys keep read-only; mount a read-only volume instead`);
 }
 
 /**
