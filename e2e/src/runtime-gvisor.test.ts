@@ -256,6 +256,24 @@ describe('gVisor pods beside runc pods', () => {
     for (const p of [server, client]) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 60_000 });
   });
 
+  test('a server on port 80 answers on the pod address, a hostPort and port-forward, beside another container exec reaches', async () => {
+    const hostPort = await getFreePort();
+    const web = await h.runPod({ port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: hostPort }] }, HANDLER);
+    const server = await h.runContainer(web, 'web', { command: httpd(80, 'on-port-80') });
+    const sidecar = await h.runContainer(web, 'sidecar');
+    const ip = await h.podIp(web);
+    assert.equal(await fetchText(`http://${ip}:80/`), 'on-port-80\n');
+    assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'on-port-80\n');
+    const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: web.id, port: [80] });
+    const request = Buffer.from('GET / HTTP/1.0\r\n\r\n');
+    let forwarded = '';
+    await eventually('the page through port-forward', async () => (forwarded = (await wsForwardOnce(url, request, 1, 3000)).data.toString()).length > 0);
+    assert.match(forwarded, /^HTTP\/1\.[01] 200/);
+    assert.equal((await h.exec(server, ['echo', 'in-server'])).stdout, 'in-server\n');
+    assert.equal((await h.exec(sidecar, ['wget', '-q', '-O', '-', 'http://127.0.0.1:80/'])).stdout, 'on-port-80\n');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: web.id }, { timeoutMs: 60_000 });
+  });
+
   test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again; a container created before it starts after it', async () => {
     const survivor = await sharedPidPod();
     const id = await h.runContainer(survivor, 'survivor', { command: ['sh', '-c', 'echo before; sleep 3600'] });
