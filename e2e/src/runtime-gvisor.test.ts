@@ -7,7 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +24,7 @@ import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtim
 import { placesOf } from './lib/runtime-inventory.js';
 
 const HANDLER = 'runsc';
+const run = promisify(execFile);
 const HOST_RELEASE = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
 
 let h: RuntimeHarness;
@@ -193,6 +196,25 @@ describe('a gVisor pod', () => {
   test('masked and read-only paths gVisor would ignore are refused with InvalidArgument naming them', async () => {
     await rejectsWithCode(h.createContainer(pod, name('masked'), { linux: { security_context: { masked_paths: ['/bin/ls'] } } }), status.INVALID_ARGUMENT, /cannot mask paths \(masked_paths \/bin\/ls\)/);
     await rejectsWithCode(h.createContainer(pod, name('readonly-paths'), { linux: { security_context: { readonly_paths: ['/tmp'] } } }), status.INVALID_ARGUMENT, /cannot make paths read-only \(readonly_paths \/tmp\)/);
+  });
+
+  test("a read-only bind leaves the host's submounts below it writable, as runc does; rshared propagation is refused", async () => {
+    const source = join(h.skiff.dir, 'gvisor-ro-source');
+    await mkdir(join(source, 'tmpfs'), { recursive: true });
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'skiff-e2e-gvisor-ro', join(source, 'tmpfs')]);
+    try {
+      const id = await h.runContainer(pod, name('ro-bind'), { mounts: [{ container_path: '/mnt', host_path: source, readonly: true }] });
+      const r = await h.exec(id, ['sh', '-c', 'touch /mnt/top 2>&1; echo top=$?; touch /mnt/tmpfs/sub 2>&1; echo sub=$?']);
+      assert.match(r.stdout, /Read-only file system\ntop=1\nsub=0\n$/);
+      await stop(id, 0);
+      await rejectsWithCode(
+        h.createContainer(pod, name('rshared'), { mounts: [{ container_path: '/mnt', host_path: source, propagation: 'PROPAGATION_BIDIRECTIONAL' }] }),
+        status.INVALID_ARGUMENT,
+        /mount \/mnt cannot have bidirectional \(rshared\) propagation/,
+      );
+    } finally {
+      await run('umount', ['--lazy', join(source, 'tmpfs')]);
+    }
   });
 
   test('port-forward reaches a server in the sandbox', async () => {

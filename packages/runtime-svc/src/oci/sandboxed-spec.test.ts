@@ -75,6 +75,13 @@ describe("the security a runsc container asks for that gVisor would not apply", 
     assert.match(refusal(WITH_SECCOMP, { readonly_paths: ['/tmp'] }, UNCONFINED) ?? '', /cannot make paths read-only \(readonly_paths \/tmp\)/);
   });
 
+  it('a mount with bidirectional propagation is refused, naming it', () => {
+    const config = { mounts: [{ container_path: '/mnt/shared', host_path: '/tmp/x', propagation: 'PROPAGATION_BIDIRECTIONAL' }], linux: null } as unknown as cri.ContainerConfig__Output;
+    assert.throws(() => checkContainerFeatures(WITH_SECCOMP, config, UNCONFINED), (err: Error & { code?: number }) => err.code === status.INVALID_ARGUMENT && /mount \/mnt\/shared cannot have bidirectional \(rshared\) propagation/.test(err.message));
+    const hostToContainer = { mounts: [{ container_path: '/mnt', host_path: '/tmp/x', propagation: 'PROPAGATION_HOST_TO_CONTAINER' }], linux: null } as unknown as cri.ContainerConfig__Output;
+    assert.doesNotThrow(() => checkContainerFeatures(WITH_SECCOMP, hostToContainer, UNCONFINED));
+  });
+
   it('a PID namespace TARGET is refused', () => {
     assert.match(refusal(WITH_SECCOMP, { namespace_options: { pid: 'TARGET' } as cri.NamespaceOption__Output }, UNCONFINED) ?? '', /cannot join another container's PID namespace/);
   });

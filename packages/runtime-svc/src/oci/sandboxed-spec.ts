@@ -32,7 +32,12 @@ export function checkContainerFeatures(handler: RuntimeHandler, config: cri.Cont
     const error = missingFeature(handler, 'recursiveReadOnlyMounts', 'recursive read-only mounts');
     if (error) throw error;
   }
-  if (handler.kind === 'sandbox') checkSandboxedSecurity(handler, config.linux?.security_context ?? null, seccomp);
+  if (handler.kind !== 'sandbox') return;
+  const shared = config.mounts.find((m) => m.propagation === 'PROPAGATION_BIDIRECTIONAL');
+  if (shared) {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel, whose mounts never reach the host: mount ${shared.container_path} cannot have bidirectional (rshared) propagation; use HostToContainer or none`);
+  }
+  checkSandboxedSecurity(handler, config.linux?.security_context ?? null, seccomp);
 }
 
 /**
