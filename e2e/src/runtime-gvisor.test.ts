@@ -296,6 +296,17 @@ describe('gVisor pods beside runc pods', () => {
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: web.id }, { timeoutMs: 60_000 });
   });
 
+  test("a gVisor pod's net.* sysctls are set in its network namespace; others, which gVisor's kernel would ignore, are refused", async () => {
+    await rejectsWithCode(h.runPod({ linux: { sysctls: { 'kernel.shm_rmid_forced': '1' } } }, HANDLER), status.INVALID_ARGUMENT, /sets no sysctl: kernel\.shm_rmid_forced cannot be applied/);
+    const tuned = await h.runPod({ linux: { sysctls: { 'net.ipv4.ip_local_port_range': '40000 40010' } } }, HANDLER);
+    const verbose = await callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: tuned.id, verbose: true });
+    const netnsPath = (JSON.parse(verbose.info['info'] ?? '{}') as { netnsPath?: string }).netnsPath ?? '';
+    assert.ok(netnsPath, 'the pod has a network namespace');
+    const { stdout } = await run('nsenter', [`--net=${netnsPath}`, '--', 'cat', '/proc/sys/net/ipv4/ip_local_port_range']);
+    assert.equal(stdout.replace(/\s+/g, ' ').trim(), '40000 40010');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: tuned.id }, { timeoutMs: 60_000 });
+  });
+
   test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again; a container created before it starts after it', async () => {
     const survivor = await sharedPidPod();
     const id = await h.runContainer(survivor, 'survivor', { command: ['sh', '-c', 'echo before; sleep 3600'] });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import type { cri } from '@skiff/proto';
-import { adaptSpecToSandbox, checkContainerFeatures } from './sandboxed-spec.js';
+import { adaptSpecToSandbox, checkContainerFeatures, checkSandboxFeatures } from './sandboxed-spec.js';
 import { buildSpec, DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS, type NamespacesInput, type SeccompInput } from './spec-builder.js';
 import { Runc } from './runc.js';
 import type { RuntimeHandler } from '../daemon/runtime-handlers.js';
@@ -89,5 +89,16 @@ describe("the security a runsc container asks for that gVisor would not apply", 
   it('runc honours all of it', () => {
     const runc: RuntimeHandler = { name: '', kind: 'oci', runc: new Runc({}) };
     assert.equal(refusal(runc, { masked_paths: ['/bin/ls'], readonly_paths: ['/tmp'] }, RUNTIME_DEFAULT), undefined);
+  });
+});
+
+describe('the sysctls of a runsc pod', () => {
+  it('are refused unless they are net.* ones, which Skiff sets in the pod network namespace', () => {
+    assert.doesNotThrow(() => checkSandboxFeatures(WITH_SECCOMP, false, { 'net.ipv4.ip_local_port_range': '40000 40010' }));
+    assert.throws(
+      () => checkSandboxFeatures(WITH_SECCOMP, false, { 'net.ipv4.tcp_syncookies': '1', 'kernel.shm_rmid_forced': '1', 'fs.mqueue.msg_max': '100' }),
+      (err: Error & { code?: number }) => err.code === status.INVALID_ARGUMENT && /sets no sysctl: kernel\.shm_rmid_forced, fs\.mqueue\.msg_max cannot be applied/.test(err.message),
+    );
+    assert.doesNotThrow(() => checkSandboxFeatures({ name: '', kind: 'oci', runc: new Runc({}) }, false, { 'kernel.shm_rmid_forced': '1' }));
   });
 });

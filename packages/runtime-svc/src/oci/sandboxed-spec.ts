@@ -4,6 +4,7 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
+import { isNetworkSysctl } from '../sandbox/sandboxed-sysctls.js';
 import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS, type SeccompInput } from './spec-builder.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */
@@ -14,9 +15,13 @@ function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures,
 }
 
 /** RunPodSandbox's checks of what a handler can do for the pod. */
-export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boolean): void {
+export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boolean, sysctls: Readonly<Record<string, string>>): void {
   const error = userNamespace ? missingFeature(handler, 'userNamespaces', 'user namespaces (hostUsers: false)') : undefined;
   if (error) throw error;
+  const unset = Object.keys(sysctls).filter((name) => !isNetworkSysctl(name));
+  if (handler.kind === 'sandbox' && unset.length > 0) {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel, which sets no sysctl: ${unset.join(', ')} cannot be applied (net.* sysctls can, in the pod's network namespace)`);
+  }
 }
 
 /** runsc applies a spec's seccomp filter inside the sandbox only with this flag; without it, it ignores the filter. */
