@@ -69,8 +69,10 @@ describe("the security a runsc container asks for that gVisor would not apply", 
     assert.equal(refusal(WITHOUT_SECCOMP, { privileged: true }, RUNTIME_DEFAULT), undefined, 'a privileged container gets no filter anyway');
   });
 
-  it('masked and read-only paths other than the defaults are refused, naming the field and the paths', () => {
-    assert.equal(refusal(WITH_SECCOMP, { masked_paths: [...DEFAULT_MASKED_PATHS], readonly_paths: [...DEFAULT_READONLY_PATHS] }, UNCONFINED), undefined);
+  it('masked and read-only paths outside /proc and /sys are refused, naming the field and the paths', () => {
+    assert.equal(refusal(WITH_SECCOMP, { masked_paths: [...DEFAULT_MASKED_PATHS, '/proc/interrupts'], readonly_paths: [...DEFAULT_READONLY_PATHS, '/proc/asound'] }, UNCONFINED), undefined);
+    assert.match(refusal(WITH_SECCOMP, { masked_paths: ['/proc/../etc/shadow'] }, UNCONFINED) ?? '', /masked_paths \/proc\/\.\.\/etc\/shadow/);
+    assert.match(refusal(WITH_SECCOMP, { readonly_paths: ['/system'] }, UNCONFINED) ?? '', /readonly_paths \/system/);
     assert.match(refusal(WITH_SECCOMP, { masked_paths: ['/proc/kcore', '/bin/ls'] }, UNCONFINED) ?? '', /cannot mask paths \(masked_paths \/bin\/ls\)/);
     assert.match(refusal(WITH_SECCOMP, { readonly_paths: ['/tmp'] }, UNCONFINED) ?? '', /cannot make paths read-only \(readonly_paths \/tmp\)/);
   });

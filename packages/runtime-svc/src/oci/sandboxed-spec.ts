@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
+import { posix } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
 import { isNetworkSysctl } from '../sandbox/sandboxed-sysctls.js';
-import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS, type SeccompInput } from './spec-builder.js';
+import type { SeccompInput } from './spec-builder.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */
 function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures, what: string): StatusError | undefined {
@@ -22,6 +23,12 @@ export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boo
   if (handler.kind === 'sandbox' && unset.length > 0) {
     throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel, which sets no sysctl: ${unset.join(', ')} cannot be applied (net.* sysctls can, in the pod's network namespace)`);
   }
+}
+
+/** A path in the kernel's own filesystems, /proc and /sys: under runsc, gVisor's kernel's. */
+function isKernelPath(path: string): boolean {
+  const normal = posix.normalize(path);
+  return normal === '/proc' || normal === '/sys' || normal.startsWith('/proc/') || normal.startsWith('/sys/');
 }
 
 /** runsc applies a spec's seccomp filter inside the sandbox only with this flag; without it, it ignores the filter. */
@@ -58,13 +65,14 @@ function checkSandboxedSecurity(handler: RuntimeHandler, security: cri.LinuxCont
   if (seccomp.kind !== 'unconfined' && !appliesOciSeccomp(handler)) {
     refuse(`it applies no seccomp profile without runsc's ${RUNSC_OCI_SECCOMP_FLAG} flag, and the container asks for one (seccomp ${seccomp.kind}); add the flag to the handler's runtime_args or run the container Unconfined`);
   }
-  // gVisor ignores an OCI spec's maskedPaths and readonlyPaths. The defaults guard the host
-  // kernel's files under /proc and /sys; under gVisor those are its own kernel's, absent, empty or
-  // read-only. Any other path would stay readable and writable.
-  const unmasked = (security?.masked_paths ?? []).filter((p) => !DEFAULT_MASKED_PATHS.includes(p));
-  if (unmasked.length > 0) refuse(`gVisor cannot mask paths (masked_paths ${unmasked.join(', ')}); only the default list is accepted, whose files gVisor's own /proc and /sys do not expose`);
-  const writable = (security?.readonly_paths ?? []).filter((p) => !DEFAULT_READONLY_PATHS.includes(p));
-  if (writable.length > 0) refuse(`gVisor cannot make paths read-only (readonly_paths ${writable.join(', ')}); only the default list is accepted, whose files gVisor's own /proc and /sys keep read-only; mount a read-only volume instead`);
+  // gVisor ignores an OCI spec's maskedPaths and readonlyPaths. They exist to hide the host
+  // kernel's files under /proc and /sys and keep its settings unwritten (kubelets, runtimes and
+  // their versions name different lists); under gVisor those files are its own kernel's, absent,
+  // empty or read-only. A path anywhere else would stay readable and writable.
+  const unmasked = (security?.masked_paths ?? []).filter((p) => !isKernelPath(p));
+  if (unmasked.length > 0) refuse(`gVisor cannot mask paths (masked_paths ${unmasked.join(', ')}); only paths under /proc and /sys, which are gVisor's own, are accepted`);
+  const writable = (security?.readonly_paths ?? []).filter((p) => !isKernelPath(p));
+  if (writable.length > 0) refuse(`gVisor cannot make paths read-only (readonly_paths ${writable.join(', ')}); only paths under /proc and /sys, which are gVisor's own, are accepted; mount a read-only volume instead`);
 }
 
 /**
