@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     { name: 'mount', path: 'mount', debianPackage: 'mount' },
     { name: 'umount', path: 'umount', debianPackage: 'mount' },
     { name: 'unshare', path: 'unshare', debianPackage: 'util-linux' },
+    { name: 'nsenter', path: 'nsenter', debianPackage: 'util-linux' },
+    { name: 'tee', path: 'tee', debianPackage: 'coreutils' },
     { name: 'ip', path: 'ip', debianPackage: 'iproute2' },
   ]);
 
