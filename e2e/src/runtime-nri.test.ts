@@ -44,12 +44,18 @@ after(async () => {
   if (base) await removeDir(base);
 });
 
-function logged(needle: string, plugin: string): boolean {
-  return h.skiff.output().split('\n').some((line) => line.includes(needle) && line.includes(`"${plugin}"`));
+function timesLogged(needle: string, plugin: string): number {
+  return h.skiff.output().split('\n').filter((line) => line.includes(needle) && line.includes(`"${plugin}"`)).length;
 }
 
+function logged(needle: string, plugin: string): boolean {
+  return timesLogged(needle, plugin) > 0;
+}
+
+/** A plugin of a name an earlier test registered too is ready once it is registered once more. */
 async function plugin(name: string, idx: string, args: string[]): Promise<NriPluginProcess> {
-  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => logged('NRI plugin registered', `${idx}-${name}`));
+  const earlier = timesLogged('NRI plugin registered', `${idx}-${name}`);
+  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => timesLogged('NRI plugin registered', `${idx}-${name}`) > earlier);
   plugins.push(p);
   return p;
 }
