@@ -1,6 +1,7 @@
 /**
  * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
- * socket; a logger sees every event of a pod's life in order; an adjusting plugin's environment,
+ * socket; a message larger than the Go side reads at once reaches it; a logger sees every event
+ * of a pod's life in order; an adjusting plugin's environment,
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
  * or crashes mid-call costs one request timeout and is disconnected; a plugin's updates of another
@@ -115,6 +116,18 @@ describe('NRI', () => {
       'StopPodSandbox -',
       'RemovePodSandbox -',
     ]);
+  });
+
+  test('a message larger than a Go plugin reads at once (a 16 KiB annotation) reaches it whole', async () => {
+    const log = join(base, 'large.log');
+    const logger = await plugin('large-logger', '10', ['-mode', 'logger', '-log', log]);
+    try {
+      await h.createContainer(pod, 'large-message', { annotations: { 'nri.skiff.test/large': 'x'.repeat(16 << 10) } });
+      assert.ok((await readFile(log, 'utf8')).includes(`CreateContainer ${pod.config.metadata?.name} large-message`));
+      assert.ok(!logged('NRI plugin disconnected', '10-large-logger'));
+    } finally {
+      await logger.stop();
+    }
   });
 
   test('an adjusting plugin: environment, annotation, a device, an OCI hook, an rlimit and a memory limit', async () => {
