@@ -1,16 +1,11 @@
 // CRI RuntimeService.StopContainer
 import type { cri } from '@skiff/proto';
-import { stopContainerLocked } from '../container/container-stop-locked.js';
+import { stopAndNotifyLocked } from '../container/container-stop-locked.js';
 import { withExistingContainer } from '../container/require-container.js';
 import type { RuntimeContext } from '../daemon/context.js';
 
 /** Idempotent: stopping an exited or unknown container succeeds. */
 export async function stopContainerCall(ctx: RuntimeContext, request: cri.StopContainerRequest__Output): Promise<cri.StopContainerResponse> {
-  await withExistingContainer(ctx, 'StopContainer', request.container_id, async (rec) => {
-    const wasRunning = rec.phase === 'running';
-    await stopContainerLocked(ctx, rec, Number(request.timeout));
-    const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
-    if (wasRunning && sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('StopContainer', sandbox, rec);
-  });
+  await withExistingContainer(ctx, 'StopContainer', request.container_id, (rec) => stopAndNotifyLocked(ctx, rec, Number(request.timeout)));
   return {};
 }
