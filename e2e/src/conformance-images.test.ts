@@ -50,6 +50,14 @@ describe('node conformance images', () => {
     assert.match(result.stdout, /^0\n[01]\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
   });
 
+  test("busybox's shell passes on environment variables whose names are not shell names", async () => {
+    // The ConfigMap and Secret environment specs give a container data-1 and expect `sh -c env` to print it.
+    const id = await start('busybox', { command: ['sleep', '600'], envs: [{ key: 'data-1', value: Buffer.from('value-1') }] });
+    const result = await h.exec(id, ['sh', '-c', 'env']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^data-1=value-1$/m);
+  });
+
   test('agnhost runs pause by default, serves netexec, has bash and curl, and its user 1000 is in group 50000', async () => {
     const paused = await start('agnhost');
     assert.equal((await h.containerStatus(paused)).state, 'CONTAINER_RUNNING');

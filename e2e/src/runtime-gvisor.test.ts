@@ -7,8 +7,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
@@ -21,6 +24,7 @@ import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtim
 import { placesOf } from './lib/runtime-inventory.js';
 
 const HANDLER = 'runsc';
+const run = promisify(execFile);
 const HOST_RELEASE = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
 
 let h: RuntimeHarness;
@@ -101,7 +105,7 @@ describe('a gVisor pod', () => {
       return r.stdout.includes('over-localhost');
     });
     const ps = await h.exec(client, ['ps', '-o', 'args']);
-    assert.match(ps.stdout, /nc -ll -p 7000 -e cat/, 'the other container\'s process is visible');
+    assert.match(ps.stdout, /nc -l+ -p 7000 -e cat/, 'the other container\'s process is visible');
     await stop(server, 2);
     await stop(client, 2);
   });
@@ -167,6 +171,52 @@ describe('a gVisor pod', () => {
     await stop(id, 0);
   });
 
+  test('seccomp: RuntimeDefault and Localhost profiles filter the sandboxed container; Unconfined does not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'skiff-gvisor-seccomp-'));
+    try {
+      const noChmod = join(dir, 'no-chmod.json');
+      await writeFile(noChmod, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['chmod', 'fchmod', 'fchmodat', 'fchmodat2'], action: 'SCMP_ACT_ERRNO', errnoRet: 1 }] }));
+      const probe = 'grep "^Seccomp:" /proc/self/status; touch /tmp/f; chmod 600 /tmp/f 2>&1; echo chmod=$?';
+      const outputOf = async (seccomp: cri.SecurityProfile): Promise<string> => {
+        const id = await h.runContainer(pod, name(`seccomp-${seccomp.profile_type}`), { command: ['sh', '-c', probe], linux: { security_context: { seccomp } } });
+        const exited = await h.waitForExit(id);
+        await eventually('the last line in the log', async () => readFileSync(exited.log_path, 'utf8').includes('chmod='));
+        return readFileSync(exited.log_path, 'utf8');
+      };
+      assert.match(await outputOf({ profile_type: 'RuntimeDefault' }), /Seccomp:\s+2\n.*chmod=0\n/s);
+      const localhost = await outputOf({ profile_type: 'Localhost', localhost_ref: noChmod });
+      assert.match(localhost, /Seccomp:\s+2\n/);
+      assert.match(localhost, /Operation not permitted\n.*chmod=1\n/s);
+      assert.match(await outputOf({ profile_type: 'Unconfined' }), /Seccomp:\s+0\n.*chmod=0\n/s);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('masked and read-only paths gVisor would ignore are refused with InvalidArgument naming them', async () => {
+    await rejectsWithCode(h.createContainer(pod, name('masked'), { linux: { security_context: { masked_paths: ['/bin/ls'] } } }), status.INVALID_ARGUMENT, /cannot mask paths \(masked_paths \/bin\/ls\)/);
+    await rejectsWithCode(h.createContainer(pod, name('readonly-paths'), { linux: { security_context: { readonly_paths: ['/tmp'] } } }), status.INVALID_ARGUMENT, /cannot make paths read-only \(readonly_paths \/tmp\)/);
+  });
+
+  test("a read-only bind leaves the host's submounts below it writable, as runc does; rshared propagation is refused", async () => {
+    const source = join(h.skiff.dir, 'gvisor-ro-source');
+    await mkdir(join(source, 'tmpfs'), { recursive: true });
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'skiff-e2e-gvisor-ro', join(source, 'tmpfs')]);
+    try {
+      const id = await h.runContainer(pod, name('ro-bind'), { mounts: [{ container_path: '/mnt', host_path: source, readonly: true }] });
+      const r = await h.exec(id, ['sh', '-c', 'touch /mnt/top 2>&1; echo top=$?; touch /mnt/tmpfs/sub 2>&1; echo sub=$?']);
+      assert.match(r.stdout, /Read-only file system\ntop=1\nsub=0\n$/);
+      await stop(id, 0);
+      await rejectsWithCode(
+        h.createContainer(pod, name('rshared'), { mounts: [{ container_path: '/mnt', host_path: source, propagation: 'PROPAGATION_BIDIRECTIONAL' }] }),
+        status.INVALID_ARGUMENT,
+        /mount \/mnt cannot have bidirectional \(rshared\) propagation/,
+      );
+    } finally {
+      await run('umount', ['--lazy', join(source, 'tmpfs')]);
+    }
+  });
+
   test('port-forward reaches a server in the sandbox', async () => {
     await h.runContainer(pod, name('forward-target'), { command: busyboxEchoServer(7100) });
     const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: pod.id, port: [7100] });
@@ -226,6 +276,35 @@ describe('gVisor pods beside runc pods', () => {
     await eventually('the runc pod to reach the gVisor pod', async () => (await h.exec(caller, ['wget', '-q', '-O', '-', `http://${ip}:8080/`])).stdout === 'from-gvisor\n');
     assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'from-gvisor\n');
     for (const p of [server, client]) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 60_000 });
+  });
+
+  test('a server on port 80 answers on the pod address, a hostPort and port-forward, beside another container exec reaches', async () => {
+    const hostPort = await getFreePort();
+    const web = await h.runPod({ port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: hostPort }] }, HANDLER);
+    const server = await h.runContainer(web, 'web', { command: httpd(80, 'on-port-80') });
+    const sidecar = await h.runContainer(web, 'sidecar');
+    const ip = await h.podIp(web);
+    assert.equal(await fetchText(`http://${ip}:80/`), 'on-port-80\n');
+    assert.equal(await fetchText(`http://127.0.0.1:${hostPort}/`), 'on-port-80\n');
+    const { url } = await callUnary(h.runtime, 'PortForward', { pod_sandbox_id: web.id, port: [80] });
+    const request = Buffer.from('GET / HTTP/1.0\r\n\r\n');
+    let forwarded = '';
+    await eventually('the page through port-forward', async () => (forwarded = (await wsForwardOnce(url, request, 1, 3000)).data.toString()).length > 0);
+    assert.match(forwarded, /^HTTP\/1\.[01] 200/);
+    assert.equal((await h.exec(server, ['echo', 'in-server'])).stdout, 'in-server\n');
+    assert.equal((await h.exec(sidecar, ['wget', '-q', '-O', '-', 'http://127.0.0.1:80/'])).stdout, 'on-port-80\n');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: web.id }, { timeoutMs: 60_000 });
+  });
+
+  test("a gVisor pod's net.* sysctls are set in its network namespace; others, which gVisor's kernel would ignore, are refused", async () => {
+    await rejectsWithCode(h.runPod({ linux: { sysctls: { 'kernel.shm_rmid_forced': '1' } } }, HANDLER), status.INVALID_ARGUMENT, /sets no sysctl: kernel\.shm_rmid_forced cannot be applied/);
+    const tuned = await h.runPod({ linux: { sysctls: { 'net.ipv4.ip_local_port_range': '40000 40010' } } }, HANDLER);
+    const verbose = await callUnary(h.runtime, 'PodSandboxStatus', { pod_sandbox_id: tuned.id, verbose: true });
+    const netnsPath = (JSON.parse(verbose.info['info'] ?? '{}') as { netnsPath?: string }).netnsPath ?? '';
+    assert.ok(netnsPath, 'the pod has a network namespace');
+    const { stdout } = await run('nsenter', [`--net=${netnsPath}`, '--', 'cat', '/proc/sys/net/ipv4/ip_local_port_range']);
+    assert.equal(stdout.replace(/\s+/g, ' ').trim(), '40000 40010');
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: tuned.id }, { timeoutMs: 60_000 });
   });
 
   test('gVisor pods keep running through a SIGKILL of runtime-svc and are found again; a container created before it starts after it', async () => {

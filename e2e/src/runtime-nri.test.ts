@@ -1,10 +1,13 @@
 /**
  * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
- * socket; a logger sees every event of a pod's life in order, a container's own exit as its stop;
- * a pod is taken in by the plugins before it is listed, and one a plugin refuses is undone; an adjusting plugin's environment,
+ * socket; a message larger than the Go side reads at once reaches it; a logger sees every event
+ * of a pod's life in order, a container's own exit as its stop; a pod is taken in by the plugins
+ * before it is listed, and one a plugin refuses is undone; an adjusting plugin's environment,
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
- * or crashes mid-call costs one request timeout and is disconnected; raw peers sending oversized or
+ * or crashes mid-call costs one request timeout and is disconnected; a plugin's updates of another
+ * container's memory limit (in its CreateContainer answer and asked for with UpdateContainers) reach
+ * the cgroup, its eviction stops a container and an update of an unknown one comes back failed; raw peers sending oversized or
  * malformed frames, or never registering, are disconnected while pods keep being made; after a
  * restart a pre-installed plugin is started with its configuration file and synchronized; under
  * gVisor what the sandbox kernel cannot honour (a device) is refused, the rest applies.
@@ -51,10 +54,10 @@ function logged(needle: string, plugin: string): boolean {
   return timesLogged(needle, plugin) > 0;
 }
 
-/** A plugin, once it has registered (a plugin of the same name may have registered before). */
+/** A plugin of a name an earlier test registered too is ready once it is registered once more. */
 async function plugin(name: string, idx: string, args: string[]): Promise<NriPluginProcess> {
-  const before = timesLogged('NRI plugin registered', `${idx}-${name}`);
-  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => timesLogged('NRI plugin registered', `${idx}-${name}`) > before);
+  const earlier = timesLogged('NRI plugin registered', `${idx}-${name}`);
+  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => timesLogged('NRI plugin registered', `${idx}-${name}`) > earlier);
   plugins.push(p);
   return p;
 }
@@ -137,6 +140,18 @@ describe('NRI', () => {
     assert.deepEqual(await events(), ['CreateContainer', 'PostCreateContainer', 'StartContainer', 'PostStartContainer', 'StopContainer', 'RemoveContainer']);
   });
 
+  test('a message larger than a Go plugin reads at once (a 16 KiB annotation) reaches it whole', async () => {
+    const log = join(base, 'large.log');
+    const logger = await plugin('large-logger', '10', ['-mode', 'logger', '-log', log]);
+    try {
+      await h.createContainer(pod, 'large-message', { annotations: { 'nri.skiff.test/large': 'x'.repeat(16 << 10) } });
+      assert.ok((await readFile(log, 'utf8')).includes(`CreateContainer ${pod.config.metadata?.name} large-message`));
+      assert.ok(!logged('NRI plugin disconnected', '10-large-logger'));
+    } finally {
+      await logger.stop();
+    }
+  });
+
   test('an adjusting plugin: environment, annotation, a device, an OCI hook, an rlimit and a memory limit', async () => {
     const hookFile = join(base, 'hook-ran');
     const adjuster = await plugin('adjust', '20', [
@@ -156,6 +171,41 @@ describe('NRI', () => {
       assert.equal(await sh(other, 'echo "[$NRI_ADDED]"'), '[]\n');
     } finally {
       await adjuster.stop();
+    }
+  });
+
+  test("a plugin's updates of another container's memory limit, in its answer and asked for, go through to the cgroup; its eviction stops a container", async () => {
+    const updaterLog = join(base, 'updater.log');
+    const loggerLog = join(base, 'update-events.log');
+    const memoryLimit = async (id: string): Promise<number> => Number(await sh(id, 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes'));
+    const updaterLines = async (): Promise<string[]> => (existsSync(updaterLog) ? (await readFile(updaterLog, 'utf8')).trim().split('\n') : []);
+    const target = await h.runContainer(pod, 'upd-target');
+    const victim = await h.runContainer(pod, 'upd-victim');
+    const logger = await plugin('update-logger', '10', ['-mode', 'logger', '-log', loggerLog]);
+    const updater = await plugin('updater', '50', [
+      '-mode', 'updater', '-trigger', 'upd-trigger', '-target', 'upd-target', '-evict', 'upd-victim',
+      '-reply-memory', String(80 << 20), '-memory', String(112 << 20), '-log', updaterLog,
+    ]);
+    try {
+      const trigger = await h.createContainer(pod, 'upd-trigger');
+      await until("the CreateContainer answer's update", async () => (await memoryLimit(target)) === 80 << 20);
+      await callUnary(h.runtime, 'StartContainer', { container_id: trigger }, { timeoutMs: 60_000 });
+      await until('the UpdateContainers request to be answered', async () => (await updaterLines()).some((l) => l.startsWith('UpdateContainers-done')));
+      assert.equal(await memoryLimit(target), 112 << 20);
+      const status = await h.waitForExit(victim);
+      assert.notEqual(status.exit_code, 0);
+      assert.equal((await h.containerStatus(target)).state, 'CONTAINER_RUNNING');
+      assert.equal((await h.containerStatus(trigger)).state, 'CONTAINER_RUNNING');
+      const lines = await updaterLines();
+      assert.deepEqual(lines.filter((l) => l.startsWith('failed')), [`failed ${pod.config.metadata?.name} no-such-container`]);
+      assert.ok(!lines.some((l) => l.startsWith('UpdateContainer ')), `the updater was told of its own updates: ${lines.join('; ')}`);
+      const events = (await readFile(loggerLog, 'utf8')).trim().split('\n');
+      assert.equal(events.filter((l) => l.startsWith('UpdateContainer(') && l.endsWith(' upd-target')).length, 2);
+      assert.ok(events.includes(`StopContainer ${pod.config.metadata?.name} upd-victim`));
+      assert.equal((await h.containerStatus(target)).resources?.linux?.memory_limit_in_bytes, String(112 << 20));
+    } finally {
+      await updater.stop();
+      await logger.stop();
     }
   });
 

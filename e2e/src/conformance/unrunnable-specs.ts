@@ -27,6 +27,18 @@ export const UNRUNNABLE_SPECS: readonly UnrunnableSpec[] = [
   { text: '[sig-node] ImageGarbageCollect when ImageMaximumGCAge is set', reason: NO_SYSTEMD },
   { text: 'container is removed and kubelet restarts', reason: NO_SYSTEMD },
   { text: '[sig-node] KubletTLS certificate reload should reload certificates from disk', reason: NO_SYSTEMD },
+  { text: '[sig-node] ReloadKubeletClientCAFileTest certificate reload should reload certificates from disk', reason: NO_SYSTEMD },
+  { text: '[sig-node] Kubelet Endpoints when config is updated should be reflected in /configz', reason: NO_SYSTEMD },
+  {
+    text: '[sig-node] Device Plugin [Feature:DevicePlugin] DevicePlugin Can schedule a pod with a restartable init container',
+    reason: 'ends by restarting the kubelet with `sudo systemctl`, to see the devices go: PID 1 is not systemd here and there is no sudo; the scheduling itself passes before that',
+  },
+  {
+    text: '[sig-node] OOMKiller [LinuxOnly]',
+    reason:
+      'ends each case by restarting the kubelet with its configuration as before (even when the case changed nothing) with `sudo systemctl`: ' +
+      'PID 1 is not systemd here and there is no sudo; the case itself (the OOMKilled reason) passes before that',
+  },
   {
     text: '[sig-node] MirrorPodWithGracePeriod when create a mirror pod and the container runtime is temporarily down during pod termination',
     reason: 'stops and starts the container runtime as a systemd unit over D-Bus (/run/systemd/private): PID 1 is not systemd here',

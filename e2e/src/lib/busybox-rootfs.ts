@@ -1,10 +1,10 @@
 /**
- * Tar entries for a minimal busybox userland built from the host's static busybox.
+ * Tar entries for a minimal busybox userland built from a static busybox (the host's unless named).
  *
  *   BUSYBOX_PATH = '/bin/busybox'
  *   TEST_USER = { name: 'skiffuser', uid: 1234, gid: 1234, home: '/home/skiffuser' }
- *   busyboxApplets(): string[]          applet paths from `busybox --list-full`, e.g. "usr/bin/env"
- *   busyboxRootfsEntries(accounts?): TarEntry[]  the whole userland, parents before children
+ *   busyboxApplets(busybox?): string[]  applet paths from `busybox --list-full`, e.g. "usr/bin/env"
+ *   busyboxRootfsEntries(accounts?, busybox?): TarEntry[]  the whole userland, parents before children
  *   interface RootfsAccounts { passwd, group, homes }   what /etc/passwd, /etc/group and /home hold
  *   TEST_ACCOUNTS                       root, skiffuser and nobody (the default)
  *   PASSWD, GROUP                       the /etc/passwd and /etc/group contents of TEST_ACCOUNTS
@@ -45,18 +45,20 @@ export const TEST_ACCOUNTS: RootfsAccounts = {
   homes: [{ path: TEST_USER.home, uid: TEST_USER.uid, gid: TEST_USER.gid }],
 };
 
-let appletCache: string[] | undefined;
+const appletCache = new Map<string, string[]>();
 
-export function busyboxApplets(): string[] {
-  if (appletCache === undefined) {
-    const listing = execFileSync(BUSYBOX_PATH, ['--list-full'], { encoding: 'utf8' });
-    const applets = listing
+export function busyboxApplets(busybox = BUSYBOX_PATH): string[] {
+  let applets = appletCache.get(busybox);
+  if (applets === undefined) {
+    const listing = execFileSync(busybox, ['--list-full'], { encoding: 'utf8' });
+    const paths = listing
       .split('\n')
       .map((line) => line.trim().replace(/^\/+/, ''))
       .filter((line) => line !== '' && line !== 'bin/busybox');
-    appletCache = [...new Set(applets)].sort();
+    applets = [...new Set(paths)].sort();
+    appletCache.set(busybox, applets);
   }
-  return appletCache;
+  return applets;
 }
 
 function parentDirs(path: string): string[] {
@@ -64,8 +66,8 @@ function parentDirs(path: string): string[] {
   return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
 }
 
-export function busyboxRootfsEntries(accounts: RootfsAccounts = TEST_ACCOUNTS): TarEntry[] {
-  const applets = busyboxApplets();
+export function busyboxRootfsEntries(accounts: RootfsAccounts = TEST_ACCOUNTS, busybox = BUSYBOX_PATH): TarEntry[] {
+  const applets = busyboxApplets(busybox);
   const dirs = new Set<string>(['bin', 'etc', 'dev', 'proc', 'sys', 'root', 'tmp', 'home', 'usr', 'usr/bin', 'usr/sbin', 'sbin']);
   for (const applet of applets) for (const dir of parentDirs(applet)) dirs.add(dir);
   const homes = accounts.homes.map((home) => ({ ...home, path: home.path.replace(/^\/+/, '') }));
@@ -78,7 +80,7 @@ export function busyboxRootfsEntries(accounts: RootfsAccounts = TEST_ACCOUNTS): 
     type: 'file',
     name: 'bin/busybox',
     mode: 0o755,
-    content: { path: BUSYBOX_PATH, size: statSync(BUSYBOX_PATH).size },
+    content: { path: busybox, size: statSync(busybox).size },
   });
   for (const applet of applets) entries.push({ type: 'hardlink', name: applet, target: 'bin/busybox', mode: 0o755 });
   entries.push({ type: 'file', name: 'etc/passwd', mode: 0o644, content: accounts.passwd });

@@ -10,8 +10,8 @@
  *   pushCritestImages(registry): Promise<void>   each into `registry` as <repository>:<tag>
  *   critestRegistriesConf(mirrorHost): string    the mirror of every registry named here
  *
- *   busybox            the busybox userland, CMD sh, the shell one that runs commands from PATH
- *                      (plainShellLayer), as the busybox image's
+ *   busybox            the busybox userland (busybox built from its upstream source: ipcs, pgrep,
+ *                      a shell that runs commands from PATH), CMD sh
  *   nginx              Debian's nginx on port 80 (the web server of the networking specs)
  *   hostnet-nginx      the same on port 12003 (the host-network specs)
  *   httpd              busybox's httpd serving a page on port 80 in the foreground; like Apache's
@@ -25,7 +25,7 @@
  *   pause              the conformance pause image (catatonit)
  */
 import type { Layer } from './layer-builder.js';
-import { BUSYBOX_ACCOUNTS, dir, file, imageOf, mirrorRegistriesConf, nginxImage, nonewprivsImage, pauseImage, plainShellLayer, userland } from './conformance-images.js';
+import { BUSYBOX_ACCOUNTS, dir, file, imageOf, mirrorRegistriesConf, nginxImage, nonewprivsImage, pauseImage, userland } from './conformance-images.js';
 import { cachedLayer, loadOrBuild } from './image-catalogue.js';
 import type { ImageContent } from './oci-image.js';
 import { pushImage } from './push.js';
@@ -115,7 +115,7 @@ function httpdLayer(): Promise<Layer> {
 function definition(content: CritestImageContent): () => Promise<ImageContent> {
   switch (content.kind) {
     case 'busybox':
-      return () => imageOf([userland(), plainShellLayer()], { Cmd: ['sh'] });
+      return () => imageOf([userland()], { Cmd: ['sh'] });
     case 'nginx':
       return () => nginxImage(content.port);
     case 'httpd':

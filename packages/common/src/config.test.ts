@@ -23,7 +23,7 @@ test('an empty file gives the defaults', async () => {
 
 test('runsc is offered as the sandbox-kind handler "runsc" when runtime.runsc is executable, unless defined or turned off', async () => {
   const detected = await loadConfig(write('[runtime]\nrunsc = "/bin/true"\n'));
-  assert.deepEqual(detected.runtime.handlers, [{ name: 'runsc', runtime_path: '/bin/true', runtime_args: ['--platform=systrap', '--network=host', '--overlay2=none'], runtime_root: '', kind: 'sandbox' }]);
+  assert.deepEqual(detected.runtime.handlers, [{ name: 'runsc', runtime_path: '/bin/true', runtime_args: ['--platform=systrap', '--network=host', '--overlay2=none', '--oci-seccomp'], runtime_root: '', kind: 'sandbox' }]);
   assert.deepEqual((await loadConfig(write('[runtime]\nrunsc = ""\n'))).runtime.handlers, []);
   assert.deepEqual((await loadConfig(write('[runtime]\nrunsc = "/nonexistent/runsc"\n'))).runtime.handlers, []);
   const own = await loadConfig(write('[runtime]\nrunsc = "/bin/true"\n[[runtime.handlers]]\nname = "runsc"\nruntime_path = "/bin/true"\nkind = "sandbox"\nruntime_args = ["--platform=kvm"]\n'));

@@ -480,7 +480,7 @@ function validateDefaultHandler(runtime: RuntimeServiceConfig): void {
 }
 
 /** Flags of the built-in runsc handler; see packages/runtime-svc/README.md ("gVisor"). */
-export const RUNSC_DEFAULT_ARGS = ['--platform=systrap', '--network=host', '--overlay2=none'];
+export const RUNSC_DEFAULT_ARGS = ['--platform=systrap', '--network=host', '--overlay2=none', '--oci-seccomp'];
 
 /**
  * The default configuration offers gVisor as the handler "runsc" whenever `runtime.runsc` names an

@@ -11,6 +11,7 @@ import { RuntimeHandlers } from './daemon/runtime-handlers.js';
 import { inspectRuntimeVersions, warnOfRuntimeVersions } from './daemon/runtime-versions.js';
 import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
 import { runtimeService } from './server.js';
+import { nriContainerControl } from './container/nri-container-control.js';
 import { NriRuntime } from './nri/nri-runtime.js';
 
 async function main(): Promise<void> {
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     { name: 'mount', path: 'mount', debianPackage: 'mount' },
     { name: 'umount', path: 'umount', debianPackage: 'mount' },
     { name: 'unshare', path: 'unshare', debianPackage: 'util-linux' },
+    { name: 'nsenter', path: 'nsenter', debianPackage: 'util-linux' },
+    { name: 'tee', path: 'tee', debianPackage: 'coreutils' },
     { name: 'ip', path: 'ip', debianPackage: 'iproute2' },
   ]);
 
@@ -48,6 +51,7 @@ async function main(): Promise<void> {
         pods: [...ctx.state.sandboxes.values()].filter((p) => p.phase === 'ready' || p.phase === 'stopped'),
         containers: [...ctx.state.containers.values()].filter((c) => c.phase === 'created' || c.phase === 'running' || c.phase === 'exited'),
       }),
+      containers: nriContainerControl(ctx),
     });
     await nri.listen();
     ctx.nri = nri;

@@ -7,6 +7,11 @@
 //	validator  refuses every container whose name starts with -refuse, with a reason
 //	default-validator  the community's default validator (plugins/default-validator of the
 //	           containerd/nri module), refusing hook injection and requiring plugins as flags say
+//	updater    answers CreateContainer of a container whose name starts with -trigger with an update
+//	           of -target's memory limit to -reply-memory; after PostStartContainer of that container
+//	           asks the runtime (UpdateContainers) to set -target's memory limit to -memory, to update
+//	           a container that does not exist and to evict -evict; the failed updates, and the
+//	           UpdateContainer events it is sent, go to -log
 //	hang       never answers CreateContainer
 //	crash      exits in the middle of CreateContainer
 //	pod-gate   at RunPodSandbox refuses pods whose name starts with -refuse, with a reason, and
@@ -19,9 +24,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
@@ -29,7 +36,7 @@ import (
 )
 
 var (
-	mode        = flag.String("mode", "logger", "logger, adjust, validator, default-validator, hang, crash or pod-gate")
+	mode        = flag.String("mode", "logger", "logger, adjust, updater, validator, default-validator, hang, crash or pod-gate")
 	name        = flag.String("name", "", "plugin name")
 	idx         = flag.String("idx", "", "plugin index")
 	socket      = flag.String("socket", "", "NRI socket")
@@ -41,6 +48,10 @@ var (
 	hook        = flag.String("hook", "", "adjust: a createRuntime hook, a /bin/sh script")
 	nofile      = flag.Uint64("nofile", 0, "adjust: RLIMIT_NOFILE soft and hard")
 	memory      = flag.Int64("memory", 0, "adjust: memory limit in bytes")
+	trigger     = flag.String("trigger", "", "updater: name prefix of the container whose creation and start trigger the updates")
+	target      = flag.String("target", "", "updater: name of the container whose memory limit is updated")
+	replyMemory = flag.Int64("reply-memory", 0, "updater: memory limit in bytes the CreateContainer answer sets")
+	evict       = flag.String("evict", "", "updater: name of the container evicted")
 	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse; pod-gate: pod name prefix")
 	hold        = flag.String("hold", "", "pod-gate: pod name prefix to hold")
 	release     = flag.String("release", "", "pod-gate: the file whose existence lets held pods go")
@@ -157,6 +168,85 @@ func (adjuster) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Con
 	return a, nil, nil
 }
 
+// The containers the updater knows of, by name, from Synchronize and PostCreateContainer.
+type updater struct {
+	mu   sync.Mutex
+	ids  map[string]string
+	stub stub.Stub
+	log  logger
+}
+
+func (u *updater) remember(c *api.Container) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ids[c.GetName()] = c.GetId()
+}
+
+func (u *updater) id(name string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.ids[name]
+}
+
+func memoryUpdate(id string, limit int64) *api.ContainerUpdate {
+	return &api.ContainerUpdate{ContainerId: id, Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: limit}}}}}
+}
+
+func (u *updater) Synchronize(_ context.Context, _ []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	for _, c := range ctrs {
+		u.remember(c)
+	}
+	return nil, nil
+}
+
+func (u *updater) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	if *trigger == "" || !strings.HasPrefix(c.GetName(), *trigger) || *replyMemory == 0 {
+		return nil, nil, nil
+	}
+	return nil, []*api.ContainerUpdate{memoryUpdate(u.id(*target), *replyMemory)}, nil
+}
+
+func (u *updater) PostCreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) error {
+	u.remember(c)
+	return nil
+}
+
+func (u *updater) UpdateContainer(_ context.Context, p *api.PodSandbox, c *api.Container, _ *api.LinuxResources) ([]*api.ContainerUpdate, error) {
+	return nil, u.log.write("UpdateContainer", p, c)
+}
+
+// The runtime connection of the stub: its UpdateContainers carries no evictions, the protocol does.
+func runtimeOf(s stub.Stub) api.RuntimeService {
+	field := reflect.ValueOf(s).Elem().FieldByName("runtime")
+	return *(*api.RuntimeService)(unsafe.Pointer(field.UnsafeAddr()))
+}
+
+// Asked once the event is answered, as a plugin acting on its own would.
+func (u *updater) PostStartContainer(_ context.Context, p *api.PodSandbox, c *api.Container) error {
+	if *trigger != "" && strings.HasPrefix(c.GetName(), *trigger) {
+		go u.ask(p, c)
+	}
+	return nil
+}
+
+func (u *updater) ask(p *api.PodSandbox, c *api.Container) {
+	req := &api.UpdateContainersRequest{
+		Update: []*api.ContainerUpdate{memoryUpdate(u.id(*target), *memory), memoryUpdate("no-such-container", *memory)},
+	}
+	if *evict != "" {
+		req.Evict = []*api.ContainerEviction{{ContainerId: u.id(*evict), Reason: "evicted by the updater"}}
+	}
+	rpl, err := runtimeOf(u.stub).UpdateContainers(context.Background(), req)
+	if err != nil {
+		_ = u.log.write("UpdateContainers-error", &api.PodSandbox{Name: strings.ReplaceAll(err.Error(), " ", "_")}, nil)
+		return
+	}
+	for _, f := range rpl.GetFailed() {
+		_ = u.log.write("failed", p, &api.Container{Name: f.GetContainerId()})
+	}
+	_ = u.log.write("UpdateContainers-done", p, c)
+}
+
 type refuser struct{}
 
 func (refuser) ValidateContainerAdjustment(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
@@ -209,6 +299,8 @@ func main() {
 		impl = &logger{}
 	case "adjust":
 		impl = adjuster{}
+	case "updater":
+		impl = &updater{ids: map[string]string{}}
 	case "validator":
 		impl = refuser{}
 	case "default-validator":
@@ -242,6 +334,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if u, ok := impl.(*updater); ok {
+		u.stub = s
 	}
 	if err := s.Run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -8,6 +8,12 @@ import { TTRPC_HEADER_BYTES, TTRPC_MAX_PAYLOAD_BYTES, TtrpcProtocolError } from 
  */
 export const MUX_HEADER_BYTES = 8;
 export const MUX_MAX_PAYLOAD_BYTES = TTRPC_HEADER_BYTES + TTRPC_MAX_PAYLOAD_BYTES;
+/**
+ * The largest chunk written. containerd/nri's Go multiplexer hands a reader one whole chunk per
+ * read and fails the read (ENOMEM) when the reader's buffer is smaller; ttrpc reads through a
+ * 4096-byte bufio.Reader, and its own writer never sends more at once.
+ */
+export const MUX_WRITE_CHUNK_BYTES = 4096;
 
 export const MuxConnId = { PluginService: 1, RuntimeService: 2 } as const;
 export type MuxConnId = (typeof MuxConnId)[keyof typeof MuxConnId];
@@ -69,8 +75,8 @@ export class NriMux {
 
   private write(id: number, bytes: Buffer): void {
     if (this.closed) return;
-    for (let offset = 0; offset < bytes.length || offset === 0; offset += MUX_MAX_PAYLOAD_BYTES) {
-      const part = bytes.subarray(offset, offset + MUX_MAX_PAYLOAD_BYTES);
+    for (let offset = 0; offset < bytes.length || offset === 0; offset += MUX_WRITE_CHUNK_BYTES) {
+      const part = bytes.subarray(offset, offset + MUX_WRITE_CHUNK_BYTES);
       const header = Buffer.allocUnsafe(MUX_HEADER_BYTES);
       header.writeUInt32BE(id, 0);
       header.writeUInt32BE(part.length, 4);

@@ -4,7 +4,7 @@ import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { MuxConnId } from './mux.js';
+import { MUX_HEADER_BYTES, MUX_WRITE_CHUNK_BYTES, MuxConnId } from './mux.js';
 import { NriConnection } from './nri-connection.js';
 import { TTRPC_MAX_PAYLOAD_BYTES, TtrpcMessageType, encodeTtrpcFrame } from './ttrpc-frame.js';
 import { encodeTtrpcRequest } from './ttrpc-messages.js';
@@ -79,6 +79,25 @@ test('concurrent calls are answered each on its own stream, a large message incl
   );
   assert.equal(replies[3]!.adjust?.annotations.big.length, big.length);
   runtime.close();
+});
+
+test("a large message is written in chunks no larger than a Go plugin's 4096-byte read buffer", async () => {
+  const [a, raw] = await socketPair();
+  const runtime = new NriConnection(a, 'runtime');
+  after(() => runtime.close());
+  const received: Buffer[] = [];
+  raw.on('data', (chunk: Buffer) => received.push(chunk));
+  void runtime.callPlugin('Configure', { config: 'x'.repeat(20_000) }, 200).catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const stream = Buffer.concat(received);
+  const sizes: number[] = [];
+  for (let offset = 0; offset < stream.length; offset += MUX_HEADER_BYTES + sizes[sizes.length - 1]!) {
+    assert.equal(stream.readUInt32BE(offset), MuxConnId.PluginService);
+    sizes.push(stream.readUInt32BE(offset + 4));
+  }
+  assert.ok(sizes.reduce((sum, n) => sum + n, 0) > 20_000);
+  assert.ok(sizes.length > 1 && sizes.every((n) => n <= MUX_WRITE_CHUNK_BYTES), `chunks of ${sizes.join(', ')} bytes`);
+  raw.destroy();
 });
 
 test('a method nobody serves is answered Unimplemented; a handler error carries its message', async () => {

@@ -7,6 +7,7 @@ export const TtrpcCode = {
   Unknown: 2,
   InvalidArgument: 3,
   DeadlineExceeded: 4,
+  FailedPrecondition: 9,
   Unimplemented: 12,
   Unavailable: 14,
 } as const;

@@ -10,6 +10,8 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spec.js';
+import { withSubmountsOfReadonlyBinds } from '../oci/sandboxed-submounts.js';
+import { mountEntries } from '../mounts/mountinfo.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
 import { newId } from '../state/ids.js';
@@ -137,7 +139,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
     const resolved = await ctx.images.resolveRootfs(imageRef);
     const handler = ctx.handlers.resolve(sandbox.runtimeHandler);
-    checkContainerFeatures(handler, config);
+    checkContainerFeatures(handler, config, seccomp);
 
     timer.mark('validate and resolve image');
     const id = newId();
@@ -272,6 +274,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         if (spec.linux.cgroupsPath) rec.cgroupsPath = spec.linux.cgroupsPath;
         timer.mark('NRI');
       }
+      if (handler.kind === 'sandbox') spec.mounts = withSubmountsOfReadonlyBinds(spec.mounts ?? [], await mountEntries());
       if (userns) {
         // runc id-maps the binds in the container's mount namespace; image volumes stand on id-mapped layers already.
         await checkIdmappable(userns.path, bindSourcesOf(spec.mounts, madeOfMappedLayers));

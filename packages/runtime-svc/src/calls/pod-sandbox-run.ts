@@ -10,6 +10,7 @@ import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
 import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
+import { writeNetworkSysctls } from '../sandbox/sandboxed-sysctls.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
 import { pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from '../sandbox/pod-namespaces.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
@@ -46,7 +47,8 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     defaultHandler: ctx.config.runtime.default_handler,
   };
   const rec = sandboxRecordFromRequest(id, request, defaults, nowNanos());
-  checkSandboxFeatures(ctx.handlers.resolve(rec.runtimeHandler), rec.userns !== undefined);
+  const handler = ctx.handlers.resolve(rec.runtimeHandler);
+  checkSandboxFeatures(handler, rec.userns !== undefined, rec.sysctls);
   const paths = ctx.paths.sandbox(id);
   const security = request.config?.linux?.security_context ?? null;
   const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
@@ -105,6 +107,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     // runc makes the mount points in it as the pod's root.
     if (rec.userns) await fs.chown(paths.rootfs, rec.userns.uid.hostID, rec.userns.gid.hostID);
     timer.mark('record, netns, shm and rootfs dir');
+    if (handler.kind === 'sandbox' && rec.netnsPath) await writeNetworkSysctls(rec.netnsPath, rec.sysctls);
     rec.shmMounted = podShm;
 
     const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);

@@ -9,6 +9,8 @@ export interface MountEntry {
   point: string;
   /** The optional fields: "shared:N", "master:N". */
   optional: string[];
+  /** The mount point itself is read-only (its per-mount "ro" option). */
+  readonly: boolean;
 }
 
 /** Paths in mountinfo have spaces and the like written as octal escapes. */
@@ -29,6 +31,7 @@ export async function mountEntries(): Promise<MountEntry[]> {
       root: unescape(fields[3]!),
       point: unescape(fields[4]),
       optional: fields.slice(6, separator < 0 ? undefined : separator),
+      readonly: fields[5]?.split(',').includes('ro') ?? false,
     });
   }
   return entries;

@@ -7,8 +7,8 @@ import { after, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { createLogger } from '@skiff/common';
 import { NriConnection, TtrpcCallError, TtrpcCode } from '@skiff/proto';
-import type { SandboxRecord } from '../state/records.js';
-import { NriRuntime } from './nri-runtime.js';
+import type { ContainerRecord, SandboxRecord } from '../state/records.js';
+import { MAX_CONTAINER_CHANGES, NriRuntime, type NriContainerControl } from './nri-runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nri-runtime-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,7 +16,7 @@ let count = 0;
 
 const pod = { id: 'pod1', metadata: { name: 'web', uid: 'u1', namespace: 'default', attempt: 0 }, labels: {}, annotations: {}, runtimeHandler: '', cgroupParent: '/p', cgroupsPath: '/p/pod1', ips: [] } as unknown as SandboxRecord;
 
-async function runtime(requestTimeoutMs = 1000): Promise<NriRuntime> {
+async function runtime(requestTimeoutMs = 1000, containers?: NriContainerControl): Promise<NriRuntime> {
   const socket = join(dir, `nri${count++}.sock`);
   const nri = new NriRuntime({
     socket,
@@ -27,6 +27,7 @@ async function runtime(requestTimeoutMs = 1000): Promise<NriRuntime> {
     runtimeVersion: 'test',
     log: createLogger('nri-test', 'fatal'),
     snapshot: () => ({ pods: [pod], containers: [] }),
+    containers,
   });
   await nri.listen();
   after(() => nri.close());
@@ -130,4 +131,85 @@ test('closing the runtime closes connections that have not registered yet', asyn
   const closed = new Promise((resolve) => plugin.onClose(resolve));
   await nri.close();
   await closed;
+});
+
+const container = (id: string): ContainerRecord =>
+  ({ id, sandboxId: 'pod1', metadata: { name: id, attempt: 0 }, phase: 'running', labels: {}, annotations: {}, user: { uid: 0, gid: 0, supplementalGroups: [] }, image: { display: 'img', ref: 'img', id: 'sha256:1' } }) as unknown as ContainerRecord;
+
+/** What the runtime asked of the containers, in order; `failing` ids fail, `blocked` ones never finish. */
+function recordingControl(failing: string[] = [], blocked: string[] = []): NriContainerControl & { done: string[] } {
+  const done: string[] = [];
+  const act = async (what: string, id: string): Promise<void> => {
+    if (blocked.includes(id)) await new Promise(() => {});
+    if (failing.includes(id)) throw new Error(`container ${id} does not exist`);
+    done.push(`${what} ${id}`);
+  };
+  return {
+    done,
+    update: (id, resources, plugin) => act(`update(${resources.memory?.limit?.value}) by ${plugin}`, id),
+    evict: (id, reason, plugin) => act(`evict(${reason}) by ${plugin}`, id),
+  };
+}
+
+async function registered(nri: NriRuntime, name: string, events: number, serve: (plugin: NriConnection) => void = () => {}): Promise<NriConnection> {
+  const plugin = await pluginConnection(nri);
+  plugin.servePlugin('Configure', async () => ({ events }));
+  plugin.servePlugin('Synchronize', async () => ({}));
+  serve(plugin);
+  await plugin.callRuntime('RegisterPlugin', { plugin_name: name, plugin_idx: '10' }, 1000);
+  await until(() => nri.pluginNames().includes(`10-${name}`));
+  return plugin;
+}
+
+const memoryUpdate = (id: string, limit: number, ignore_failure = false) => ({ container_id: id, linux: { resources: { memory: { limit: { value: limit } } } }, ignore_failure });
+
+test('UpdateContainers: updates and evictions are carried out in order; the failed ones come back unless ignored; too many are refused whole', async () => {
+  const control = recordingControl(['gone', 'gone-too']);
+  const nri = await runtime(1000, control);
+  const plugin = await registered(nri, 'balancer', 1);
+  const answer = await plugin.callRuntime('UpdateContainers', {
+    update: [memoryUpdate('c1', 1000), memoryUpdate('gone', 2000), memoryUpdate('gone-too', 3000, true)],
+    evict: [{ container_id: 'c2', reason: 'noisy' }, { container_id: 'gone', reason: 'noisy' }],
+  }, 1000);
+  assert.deepEqual(control.done, ['update(1000) by 10-balancer c1', 'evict(noisy) by 10-balancer c2']);
+  assert.deepEqual(answer?.failed.map((f) => f.container_id), ['gone', 'gone']);
+  const tooMany = Array.from({ length: MAX_CONTAINER_CHANGES + 1 }, (_, i) => memoryUpdate(`c${i}`, 1));
+  await assert.rejects(plugin.callRuntime('UpdateContainers', { update: tooMany, evict: [] }, 1000), (err: TtrpcCallError) => err.code === TtrpcCode.InvalidArgument && /at most 64/.test(err.message));
+  assert.equal(control.done.length, 2);
+});
+
+test("a plugin asking to change the container whose event it is answering is told it failed, not left waiting for the container's lock", async () => {
+  const control = recordingControl([], ['c1']);
+  const nri = await runtime(1000, control);
+  const failed: string[] = [];
+  await registered(nri, 'eager', 1 << 9, (plugin) =>
+    plugin.servePlugin('StopContainer', async () => {
+      const answer = await plugin.callRuntime('UpdateContainers', { update: [memoryUpdate('c1', 1000), memoryUpdate('c3', 3000)], evict: [] }, 1000);
+      failed.push(...(answer?.failed ?? []).map((f) => f.container_id));
+      return {};
+    }),
+  );
+  await nri.notifyContainer('StopContainer', pod, container('c1'));
+  assert.deepEqual(failed, ['c1']);
+  assert.deepEqual(control.done, ['update(3000) by 10-eager c3']);
+  assert.deepEqual(nri.pluginNames(), ['10-eager']);
+});
+
+test("an answer's updates and evictions are carried out after it; UpdateContainer is not sent to the plugin that asked for the update", async () => {
+  const control = recordingControl();
+  const nri = await runtime(1000, control);
+  const told: string[] = [];
+  await registered(nri, 'answering', (1 << 3) | (1 << 7), (plugin) => {
+    plugin.servePlugin('CreateContainer', async () => ({ update: [memoryUpdate('c2', 4096)], evict: [{ container_id: 'c3', reason: 'room for c1' }] }));
+    plugin.servePlugin('UpdateContainer', async (request) => {
+      told.push(request.container?.id ?? '');
+      return {};
+    });
+  });
+  await nri.adjustContainer(pod, { id: 'c1', name: 'app' });
+  await until(() => control.done.length === 2);
+  assert.deepEqual(control.done, ['update(4096) by 10-answering c2', 'evict(room for c1) by 10-answering c3']);
+  await nri.notifyContainer('UpdateContainer', pod, container('c2'), {}, '10-answering');
+  await nri.notifyContainer('UpdateContainer', pod, container('c4'), {});
+  assert.deepEqual(told, ['c4']);
 });

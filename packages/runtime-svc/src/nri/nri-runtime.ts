@@ -19,7 +19,22 @@ export interface NriRuntimeOptions {
   log: Logger;
   /** The pods and containers there are now, for Synchronize. */
   snapshot: () => { pods: SandboxRecord[]; containers: ContainerRecord[] };
+  /** Carries out the updates and evictions plugins ask for; without it every one fails. */
+  containers?: NriContainerControl;
 }
+
+/** What a plugin may do to containers other than the one an event is about. */
+export interface NriContainerControl {
+  /** The resources the update sets over the container's own, through UpdateContainerResources' path; the events skip `plugin`. */
+  update(containerId: string, resources: nri.LinuxResources__Output, plugin: string): Promise<void>;
+  /** Stops the container, as StopContainer does. */
+  evict(containerId: string, reason: string, plugin: string): Promise<void>;
+}
+
+/** Updates plus evictions one request or answer may ask for; more is refused whole. */
+export const MAX_CONTAINER_CHANGES = 64;
+/** Changes asked for in answers and not yet done, of all plugins; beyond it, answers' changes are dropped. */
+const MAX_PENDING_CHANGES = 256;
 
 /** Connections that have not registered yet beyond this are closed at once. */
 const MAX_UNREGISTERED_CONNECTIONS = 32;
@@ -27,6 +42,8 @@ const PLUGIN_INDEX = /^[0-9]{2}$/;
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 type PodEvent = 'RunPodSandbox' | 'StopPodSandbox' | 'RemovePodSandbox' | 'UpdatePodSandbox' | 'PostUpdatePodSandbox';
+type ContainerUpdate = nri.ContainerUpdate__Output;
+type ContainerEviction = nri.ContainerEviction__Output;
 type ContainerEvent = 'PostCreateContainer' | 'StartContainer' | 'PostStartContainer' | 'UpdateContainer' | 'PostUpdateContainer' | 'StopContainer' | 'RemoveContainer';
 
 /**
@@ -45,6 +62,12 @@ export class NriRuntime {
   private readonly synchronizing = new Set<Promise<void>>();
   /** Each container's last event still being relayed: its next one waits for it, so they arrive in order. */
   private readonly containerEvents = new Map<string, Promise<void>>();
+  /**
+   * The plugins each container's CRI call is waiting for an answer from (the call holds the
+   * container's lock): that plugin's own request to change the container cannot wait for the lock.
+   */
+  private readonly awaitedBy = new Map<string, NriPlugin[]>();
+  private pendingChanges = 0;
 
   constructor(private readonly o: NriRuntimeOptions) {}
 
@@ -135,11 +158,12 @@ export class NriRuntime {
       return {};
     });
     connection.serveRuntime('UpdateContainers', async (request) => {
-      // Unsolicited updates and evictions are not carried out: every one is reported failed.
-      if (request.update.length > 0 || request.evict.length > 0) {
-        this.o.log.warn({ plugin: plugin?.name, updates: request.update.length, evictions: request.evict.length }, 'NRI plugin asked to update or evict containers; Skiff does not carry that out');
+      if (!plugin || !this.plugins.includes(plugin)) throw new TtrpcCallError(TtrpcCode.FailedPrecondition, 'a plugin may update containers only once it is registered and synchronized');
+      const asked = request.update.length + request.evict.length;
+      if (asked > MAX_CONTAINER_CHANGES) {
+        throw new TtrpcCallError(TtrpcCode.InvalidArgument, `at most ${MAX_CONTAINER_CHANGES} container updates and evictions per request, got ${asked}`);
       }
-      return { failed: request.update };
+      return { failed: await this.carryOut(plugin, 'UpdateContainers', request.update, request.evict) };
     });
   }
 
@@ -163,7 +187,7 @@ export class NriRuntime {
     const synchronizing = (async () => {
       const synchronized = await plugin.call('Synchronize', { pods: pods.map(nriPod), containers: containers.map((c) => nriContainer(c)), more: false });
       if (!synchronized || plugin.isClosed) return;
-      if (synchronized.update.length > 0) this.o.log.warn({ plugin: plugin.name, updates: synchronized.update.length }, 'NRI plugin asked to update containers at Synchronize; Skiff does not carry that out');
+      this.carryOutLater(plugin, 'Synchronize', synchronized.update, []);
       this.plugins = [...this.plugins, plugin].sort((a, b) => (a.index === b.index ? a.base.localeCompare(b.base) : a.index.localeCompare(b.index)));
       this.o.log.info({ plugin: plugin.name, events: plugin.events, plugins: this.pluginNames() }, 'NRI plugin registered');
     })();
@@ -179,19 +203,84 @@ export class NriRuntime {
     return this.plugins.filter((p) => p.subscribed(event) && !p.isClosed);
   }
 
+  /**
+   * Each update and eviction in turn; what fails is logged and, unless the update says to ignore
+   * its failure, returned. An eviction that fails comes back as an update of that container.
+   */
+  private async carryOut(plugin: NriPlugin, asked: string, updates: ContainerUpdate[], evictions: ContainerEviction[]): Promise<ContainerUpdate[]> {
+    const failed: ContainerUpdate[] = [];
+    const attempt = async (change: 'update' | 'evict', containerId: string, work: (control: NriContainerControl) => Promise<void>): Promise<boolean> => {
+      try {
+        const control = this.o.containers;
+        if (!control) throw new Error('this runtime carries out no container changes');
+        const waiting = this.awaitedBy.get(containerId);
+        if (waiting?.includes(plugin)) throw new Error(`container ${containerId} waits for this plugin's answer to an event; ask in the answer instead`);
+        await work(control);
+        return true;
+      } catch (err) {
+        this.o.log.warn({ plugin: plugin.name, asked, container: containerId, change, err: errorMessage(err) }, 'NRI plugin asked for a container change that failed');
+        return false;
+      }
+    };
+    for (const update of updates) {
+      const resources = update.linux?.resources;
+      if (!resources) continue;
+      const done = await attempt('update', update.container_id, (control) => control.update(update.container_id, resources, plugin.name));
+      if (!done && !update.ignore_failure) failed.push(update);
+    }
+    for (const eviction of evictions) {
+      const done = await attempt('evict', eviction.container_id, (control) => control.evict(eviction.container_id, eviction.reason, plugin.name));
+      if (!done) failed.push({ container_id: eviction.container_id, linux: null, ignore_failure: false });
+    }
+    return failed;
+  }
+
+  /**
+   * Changes asked for in an answer: the call that asked may hold the lock of a container they are
+   * about, so they are carried out once it lets go, in the background, failures logged.
+   */
+  private carryOutLater(plugin: NriPlugin, asked: string, updates: ContainerUpdate[], evictions: ContainerEviction[]): void {
+    const count = updates.length + evictions.length;
+    if (count === 0) return;
+    if (count > MAX_CONTAINER_CHANGES || this.pendingChanges + count > MAX_PENDING_CHANGES) {
+      this.o.log.warn({ plugin: plugin.name, asked, updates: updates.length, evictions: evictions.length, pending: this.pendingChanges }, `NRI plugin asked for too many container changes (at most ${MAX_CONTAINER_CHANGES} per answer, ${MAX_PENDING_CHANGES} pending); none is carried out`);
+      return;
+    }
+    this.pendingChanges += count;
+    setImmediate(() => {
+      this.carryOut(plugin, asked, updates, evictions).finally(() => {
+        this.pendingChanges -= count;
+      });
+    });
+  }
+
+  /** `call`, with the container recorded meanwhile as waiting for the plugin. */
+  private async awaiting<T>(containerId: string | undefined, plugin: NriPlugin, call: () => Promise<T>): Promise<T> {
+    if (!containerId) return call();
+    this.awaitedBy.set(containerId, [...(this.awaitedBy.get(containerId) ?? []), plugin]);
+    try {
+      return await call();
+    } finally {
+      const left = [...(this.awaitedBy.get(containerId) ?? [])];
+      left.splice(left.indexOf(plugin), 1);
+      if (left.length > 0) this.awaitedBy.set(containerId, left);
+      else this.awaitedBy.delete(containerId);
+    }
+  }
+
   /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
   private async notify(
     event: PodEvent | ContainerEvent,
     request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources },
-    refusable = false,
+    options: { except?: string | undefined; refusable?: boolean } = {},
   ): Promise<void> {
+    const { except, refusable } = options;
     await this.synchronized();
     for (const plugin of this.subscribers(NriEvent[event])) {
+      if (plugin.name === except) continue;
       try {
-        const reply = await plugin.call(event, request);
-        if (reply && 'update' in reply && reply.update.length > 0) {
-          this.o.log.warn({ plugin: plugin.name, event, updates: reply.update.length }, 'NRI plugin asked to update containers; Skiff does not carry that out');
-        }
+        const reply = await this.awaiting(request.container?.id, plugin, () => plugin.call(event, request));
+        if (reply && 'update' in reply) this.carryOutLater(plugin, event, reply.update, 'evict' in reply ? reply.evict : []);
       } catch (err) {
         if (err instanceof NriPluginFailure) throw new StatusError(status.UNAVAILABLE, err.message);
         if (refusable) throw new StatusError(status.FAILED_PRECONDITION, `NRI plugin "${plugin.name}" refused ${event} of pod ${request.pod.namespace ?? ''}/${request.pod.name ?? ''}: ${errorMessage(err)}`);
@@ -205,7 +294,7 @@ export class NriRuntime {
    * fails it with FailedPrecondition naming the plugin, as a failed hook fails the pod upstream.
    */
   runPodSandbox(pod: SandboxRecord): Promise<void> {
-    return this.notify('RunPodSandbox', { pod: nriPod(pod) }, true);
+    return this.notify('RunPodSandbox', { pod: nriPod(pod) }, { refusable: true });
   }
 
   /** `resources` (and `overhead`) for UpdatePodSandbox. */
@@ -214,14 +303,15 @@ export class NriRuntime {
   }
 
   /**
-   * `resources` for UpdateContainer: the new ones. A container's events are relayed in the order
-   * they are given, each after the one before has been (a stop recorded by a refresh outside the
-   * container's lock is heard before the RemoveContainer that follows it).
+   * `resources` for UpdateContainer: the new ones. `except` names the plugin not told (the one that
+   * asked for the update). A container's events are relayed in the order they are given, each after
+   * the one before has been (a stop recorded by a refresh outside the container's lock is heard
+   * before the RemoveContainer that follows it).
    */
-  notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources): Promise<void> {
+  notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources, except?: string): Promise<void> {
     const request = { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) };
     const before = this.containerEvents.get(container.id) ?? Promise.resolve();
-    const relayed = before.then(() => this.notify(event, request));
+    const relayed = before.then(() => this.notify(event, request, { except }));
     const settled = relayed.catch(() => undefined);
     this.containerEvents.set(container.id, settled);
     void settled.then(() => {
@@ -250,9 +340,7 @@ export class NriRuntime {
       }
       if (!reply) continue;
       consulted.push({ name: plugin.base, index: plugin.index });
-      if (reply.update.length > 0 || reply.evict.length > 0) {
-        this.o.log.warn({ plugin: plugin.name, updates: reply.update.length, evictions: reply.evict.length }, 'NRI plugin asked to update or evict other containers; Skiff does not carry that out');
-      }
+      this.carryOutLater(plugin, 'CreateContainer', reply.update, reply.evict);
       if (!reply.adjust) continue;
       try {
         mergeAdjustment(merged, plugin.name, container.id ?? '', reply.adjust);

@@ -1,9 +1,12 @@
 import { hostname } from 'node:os';
+import { posix } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
+import { isNetworkSysctl } from '../sandbox/sandboxed-sysctls.js';
+import type { SeccompInput } from './spec-builder.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */
 function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures, what: string): StatusError | undefined {
@@ -13,20 +16,63 @@ function missingFeature(handler: RuntimeHandler, feature: keyof HandlerFeatures,
 }
 
 /** RunPodSandbox's checks of what a handler can do for the pod. */
-export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boolean): void {
+export function checkSandboxFeatures(handler: RuntimeHandler, userNamespace: boolean, sysctls: Readonly<Record<string, string>>): void {
   const error = userNamespace ? missingFeature(handler, 'userNamespaces', 'user namespaces (hostUsers: false)') : undefined;
   if (error) throw error;
+  const unset = Object.keys(sysctls).filter((name) => !isNetworkSysctl(name));
+  if (handler.kind === 'sandbox' && unset.length > 0) {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel, which sets no sysctl: ${unset.join(', ')} cannot be applied (net.* sysctls can, in the pod's network namespace)`);
+  }
+}
+
+/** A path in the kernel's own filesystems, /proc and /sys: under runsc, gVisor's kernel's. */
+function isKernelPath(path: string): boolean {
+  const normal = posix.normalize(path);
+  return normal === '/proc' || normal === '/sys' || normal.startsWith('/proc/') || normal.startsWith('/sys/');
+}
+
+/** runsc applies a spec's seccomp filter inside the sandbox only with this flag; without it, it ignores the filter. */
+export const RUNSC_OCI_SECCOMP_FLAG = '--oci-seccomp';
+
+function appliesOciSeccomp(handler: RuntimeHandler): boolean {
+  return handler.runc.extraArgs.some((arg) => arg === RUNSC_OCI_SECCOMP_FLAG || arg === `${RUNSC_OCI_SECCOMP_FLAG}=true`);
 }
 
 /** CreateContainer's checks of what a handler can do for the container. */
-export function checkContainerFeatures(handler: RuntimeHandler, config: cri.ContainerConfig__Output): void {
+export function checkContainerFeatures(handler: RuntimeHandler, config: cri.ContainerConfig__Output, seccomp: SeccompInput): void {
   if (config.mounts.some((m) => m.recursive_read_only)) {
     const error = missingFeature(handler, 'recursiveReadOnlyMounts', 'recursive read-only mounts');
     if (error) throw error;
   }
-  if (handler.kind === 'sandbox' && config.linux?.security_context?.namespace_options?.pid === 'TARGET') {
-    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under its own kernel: a container cannot join another container's PID namespace (TARGET)`);
+  if (handler.kind !== 'sandbox') return;
+  const shared = config.mounts.find((m) => m.propagation === 'PROPAGATION_BIDIRECTIONAL');
+  if (shared) {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel, whose mounts never reach the host: mount ${shared.container_path} cannot have bidirectional (rshared) propagation; use HostToContainer or none`);
   }
+  checkSandboxedSecurity(handler, config.linux?.security_context ?? null, seccomp);
+}
+
+/**
+ * What a security context asks of a container in a runsc sandbox that gVisor would silently not
+ * do: refused, so that the container never runs weaker than asked.
+ */
+function checkSandboxedSecurity(handler: RuntimeHandler, security: cri.LinuxContainerSecurityContext__Output | null, seccomp: SeccompInput): void {
+  const refuse = (why: string): never => {
+    throw new StatusError(status.INVALID_ARGUMENT, `runtime handler "${handler.name}" runs the pod under gVisor's own kernel: ${why}`);
+  };
+  if (security?.namespace_options?.pid === 'TARGET') refuse("a container cannot join another container's PID namespace (TARGET)");
+  if (security?.privileged) return;
+  if (seccomp.kind !== 'unconfined' && !appliesOciSeccomp(handler)) {
+    refuse(`it applies no seccomp profile without runsc's ${RUNSC_OCI_SECCOMP_FLAG} flag, and the container asks for one (seccomp ${seccomp.kind}); add the flag to the handler's runtime_args or run the container Unconfined`);
+  }
+  // gVisor ignores an OCI spec's maskedPaths and readonlyPaths. They exist to hide the host
+  // kernel's files under /proc and /sys and keep its settings unwritten (kubelets, runtimes and
+  // their versions name different lists); under gVisor those files are its own kernel's, absent,
+  // empty or read-only. A path anywhere else would stay readable and writable.
+  const unmasked = (security?.masked_paths ?? []).filter((p) => !isKernelPath(p));
+  if (unmasked.length > 0) refuse(`gVisor cannot mask paths (masked_paths ${unmasked.join(', ')}); only paths under /proc and /sys, which are gVisor's own, are accepted`);
+  const writable = (security?.readonly_paths ?? []).filter((p) => !isKernelPath(p));
+  if (writable.length > 0) refuse(`gVisor cannot make paths read-only (readonly_paths ${writable.join(', ')}); only paths under /proc and /sys, which are gVisor's own, are accepted; mount a read-only volume instead`);
 }
 
 /**

@@ -66,10 +66,20 @@ export function sandboxSpecInput(ctx: RuntimeContext, rec: SandboxRecord, paths:
   };
 }
 
+/**
+ * Under runsc (--network=host) every socket call of the pod is made by the sandbox's host process,
+ * whose capabilities runsc takes from this spec, and the host kernel checks a bind below 1024
+ * against them. So the sandbox keeps CAP_NET_BIND_SERVICE, or no container of the pod could serve
+ * port 80 whatever its own capabilities.
+ */
+const RUNSC_SANDBOX_CAPABILITIES = { drop: ['ALL'], add: ['CAP_NET_BIND_SERVICE'] };
+
 export function buildSandboxSpec(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, netnsPath: string, seccomp: SeccompInput): Spec {
-  const spec = buildSpec(sandboxSpecInput(ctx, rec, paths, netnsPath, seccomp), ctx.facts);
+  const sandboxed = ctx.handlers.resolve(rec.runtimeHandler).kind === 'sandbox';
+  const input = sandboxSpecInput(ctx, rec, paths, netnsPath, seccomp);
+  const spec = buildSpec(sandboxed ? { ...input, capabilities: RUNSC_SANDBOX_CAPABILITIES } : input, ctx.facts);
   // On the host network a pod has the host's name; runsc's kernel has a name of its own, set to it.
-  if (rec.namespaces.network === 'NODE' && ctx.handlers.resolve(rec.runtimeHandler).kind === 'sandbox') spec.hostname = hostname();
+  if (rec.namespaces.network === 'NODE' && sandboxed) spec.hostname = hostname();
   return spec;
 }
 
