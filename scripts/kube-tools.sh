@@ -14,13 +14,15 @@ main() {
   MODULE_DIR=tools/kubernetes
   CACHE_ROOT=${SKIFF_KUBE_TOOLS_CACHE:-/var/cache/skiff/kube-tools}
   GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  # shellcheck source=lib/build-cache.sh
+  . scripts/lib/build-cache.sh
 
   version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$MODULE_DIR/go.mod")
   etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$MODULE_DIR/go.mod")
   [ -n "$version" ] || { echo "kube-tools: no k8s.io/kubernetes requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
   # Raise RECIPE when the way the tools are built changes, so that caches built the old way are not used.
   RECIPE=2
-  key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
+  key=$(module_cache_key "$MODULE_DIR" "$RECIPE")
   dir="$CACHE_ROOT/$version-$key"
   bin="$dir/bin"
 
@@ -29,8 +31,6 @@ main() {
     exit 0
   fi
 
-  # shellcheck source=lib/build-cache.sh
-  . scripts/lib/build-cache.sh
   build_into_cache "$CACHE_ROOT" "$dir" build_kube_tools
   echo "$bin"
 }

@@ -16,6 +16,8 @@ MODULE_DIR=tools/runc
 CACHE_ROOT=${SKIFF_RUNC_CACHE:-/var/cache/skiff/runc}
 DEST=${SKIFF_RUNC_DEST:-/usr/local/sbin/runc}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+# shellcheck source=lib/build-cache.sh
+. scripts/lib/build-cache.sh
 
 version=$(awk '{ for (i = 1; i < NF; i++) if ($i == "github.com/opencontainers/runc") { print $(i + 1); exit } }' "$MODULE_DIR/go.mod")
 [ -n "$version" ] || { echo "runc: no github.com/opencontainers/runc requirement in $MODULE_DIR/go.mod" >&2; exit 1; }
@@ -54,7 +56,7 @@ fi
 
 # Raise RECIPE when the way runc is built changes, so that binaries built the old way are not used.
 RECIPE=1
-key=$( (cat "$MODULE_DIR/go.mod" "$MODULE_DIR/go.sum"; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
+key=$(module_cache_key "$MODULE_DIR" "$RECIPE")
 dir="$CACHE_ROOT/$version-$key"
 built="$dir/runc"
 
@@ -85,8 +87,6 @@ build_runc() {
   "$stage/runc" --version | grep -q '^libseccomp: ' || { echo "runc: the build has no seccomp support" >&2; exit 1; }
 }
 
-# shellcheck source=lib/build-cache.sh
-. scripts/lib/build-cache.sh
 build_into_cache "$CACHE_ROOT" "$dir" build_runc
 
 if ! cmp -s "$built" "$DEST"; then

@@ -1,7 +1,8 @@
 /**
  * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
  * socket; a message larger than the Go side reads at once reaches it; a logger sees every event
- * of a pod's life in order; an adjusting plugin's environment,
+ * of a pod's life in order, a container's own exit as its stop; a pod is taken in by the plugins
+ * before it is listed, and one a plugin refuses is undone; an adjusting plugin's environment,
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
  * or crashes mid-call costs one request timeout and is disconnected; a plugin's updates of another
@@ -18,7 +19,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { callUnary, MuxConnId, TtrpcMessageType, encodeTtrpcFrame } from '@skiff/proto';
+import { callUnary, MuxConnId, TtrpcMessageType, encodeTtrpcFrame, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { nriPluginBinary, startNriPlugin, type NriPluginProcess } from './lib/nri-plugins.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
@@ -118,6 +119,27 @@ describe('NRI', () => {
     ]);
   });
 
+  test('a container that exits on its own is reported stopped once, without a StopContainer call', async () => {
+    const log = join(base, 'exits.log');
+    const logger = await plugin('exit-logger', '11', ['-mode', 'logger', '-log', log]);
+    const life = await h.runPod();
+    const podName = life.config.metadata?.name ?? '';
+    const events = async (): Promise<string[]> =>
+      (existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : [])
+        .filter((l) => l.split(' ')[1] === podName && l.split(' ')[2] === 'exits')
+        .map((l) => l.split(' ')[0]!);
+    const id = await h.runContainer(life, 'exits', { command: ['sh', '-c', 'exit 3'] });
+    await until('the StopContainer event of the exit', async () => (await events()).includes('StopContainer'));
+    // A StopContainer of the exited container stops nothing and is not reported again.
+    await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 1 }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 30_000 });
+    await until('the RemoveContainer event', async () => (await events()).includes('RemoveContainer'));
+    await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: life.id }, { timeoutMs: 30_000 });
+    await logger.stop();
+    assert.deepEqual(await events(), ['CreateContainer', 'PostCreateContainer', 'StartContainer', 'PostStartContainer', 'StopContainer', 'RemoveContainer']);
+  });
+
   test('a message larger than a Go plugin reads at once (a 16 KiB annotation) reaches it whole', async () => {
     const log = join(base, 'large.log');
     const logger = await plugin('large-logger', '10', ['-mode', 'logger', '-log', log]);
@@ -213,14 +235,51 @@ describe('NRI', () => {
     }
   });
 
+  test('a plugin takes a pod in before it is listed; one that refuses it fails RunPodSandbox, leaving nothing, and a retry goes through', async () => {
+    const log = join(base, 'gate.log');
+    const release = join(base, 'gate-release');
+    const gate = await plugin('pod-gate', '40', ['-mode', 'pod-gate', '-refuse', 'refused-', '-hold', 'held-', '-release', release, '-log', log]);
+    const named = (name: string): cri.PodSandboxConfig => h.podConfig({ metadata: { name, namespace: 'skiff-e2e', uid: `${name}-${Date.now()}`, attempt: 0 } });
+    const refused = named(`refused-${process.pid}`);
+    const held = named(`held-${process.pid}`);
+    const made: string[] = [];
+    try {
+      const was = await h.settledInventory();
+      await rejectsWithCode(
+        callUnary(h.runtime, 'RunPodSandbox', { config: refused }, { timeoutMs: 60_000 }),
+        status.FAILED_PRECONDITION,
+        /NRI plugin "40-pod-gate" refused RunPodSandbox of pod skiff-e2e\/refused-.*not allowed on this node/,
+      );
+      const now = await h.settledInventory();
+      assert.deepEqual([now.mounts, now.netns, now.sandboxDirs, now.cgroups], [was.mounts, was.netns, was.sandboxDirs, was.cgroups], 'nothing of a refused pod stays');
+
+      const running = callUnary(h.runtime, 'RunPodSandbox', { config: held }, { timeoutMs: 60_000 });
+      await until('the plugin to hold the pod', async () => existsSync(log) && (await readFile(log, 'utf8')).includes(`holding ${held.metadata?.name}`));
+      const listed = async (name: string | undefined): Promise<boolean> =>
+        (await callUnary(h.runtime, 'ListPodSandbox', {}, { timeoutMs: 10_000 })).items.some((p) => p.metadata?.name === name);
+      assert.equal(await listed(held.metadata?.name), false, 'a pod its plugins are taking in is not listed');
+      await writeFile(release, '');
+      made.push((await running).pod_sandbox_id);
+      assert.equal(await listed(held.metadata?.name), true);
+    } finally {
+      await gate.stop();
+    }
+    made.push((await callUnary(h.runtime, 'RunPodSandbox', { config: refused }, { timeoutMs: 60_000 })).pod_sandbox_id);
+    for (const id of made) {
+      await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: id }, { timeoutMs: 30_000 });
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: id }, { timeoutMs: 30_000 });
+    }
+  });
+
   test("the community's default validator refuses hook injection, naming the plugin, and requires plugins", async () => {
     const strict = await plugin('default-validator', '90', ['-mode', 'default-validator', '-reject-hooks', '-required', 'adjust']);
     const adjuster = await plugin('adjust', '20', ['-mode', 'adjust', '-only', 'hooked-', '-hook', 'true', '-env', 'A=1']);
     try {
       await rejectsWithCode(h.createContainer(pod, 'hooked-1'), status.FAILED_PRECONDITION, /"90-default-validator" refused .*plugin "20-adjust" attempted restricted OCI hook injection/);
       await h.createContainer(pod, 'unhooked-1');
+      const closed = timesLogged('NRI connection closed', '20-adjust');
       await adjuster.stop();
-      await until('the adjuster to be gone', () => logged('NRI connection closed', '20-adjust'));
+      await until('the adjuster to be gone', () => timesLogged('NRI connection closed', '20-adjust') > closed);
       await rejectsWithCode(h.createContainer(pod, 'unhooked-2'), status.FAILED_PRECONDITION, /required plugin "adjust"/);
     } finally {
       await adjuster.stop();

@@ -1,5 +1,10 @@
 # Sourced by the scripts that build tools into a cache directory named after their version and a
-# hash of what they are built from (kube-tools.sh, nri-plugins.sh, runc.sh).
+# hash of what they are built from (kube-tools.sh, nri-plugins.sh, runc.sh, critest.sh).
+#
+#   module_cache_key MODULE_DIR RECIPE
+#
+# Prints twelve hex digits naming a build of the module pinned by MODULE_DIR's go.mod and go.sum
+# the way RECIPE (a number the script raises when it builds differently) says.
 #
 #   build_into_cache CACHE_ROOT DIR BUILD_FUNCTION
 #
@@ -7,6 +12,10 @@
 # whoever waited finds what the other one built), it calls BUILD_FUNCTION STAGE with STAGE an empty
 # directory beside DIR, marks STAGE complete, moves it into place in one rename and removes the
 # cache's other builds, which nothing needs any more. A build that fails leaves no STAGE behind.
+module_cache_key() {
+  (cat "$1/go.mod" "$1/go.sum"; echo "recipe $2") | sha256sum | cut -c1-12
+}
+
 build_into_cache() {
   local root=$1 dir=$2 build=$3
   [ -f "$dir/complete" ] && return 0

@@ -23,13 +23,13 @@
  *   node-conformance: N passed, N failed, N skipped
  */
 import { execFile, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { callUnary, createRuntimeClient } from '@skiff/proto';
+import { callUnary } from '@skiff/proto';
 import {
   CONFORMANCE_IMAGES,
   conformanceRegistriesConf,
@@ -38,10 +38,12 @@ import {
   type ConformanceSources,
 } from '../lib/conformance-images.js';
 import { startRegistry } from '../lib/registry.js';
+import { removeAllPods } from '../lib/remove-pods.js';
 import { mountsUnder } from '../lib/runtime-inventory.js';
 import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
+import { runSuiteProcess } from './suite-process.js';
 import { selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 import { skipPattern, unrunnableReason, UNRUNNABLE_SPECS } from './unrunnable-specs.js';
 import { exactNamesPattern, parseShard, shardOf, type Shard } from './shards.js';
@@ -304,19 +306,6 @@ function kubeletConfig(runtimeSocket: string, imageSocket: string): string {
   ].join('\n');
 }
 
-async function removeAllPods(runtimeSocket: string): Promise<void> {
-  const runtime = createRuntimeClient(runtimeSocket);
-  try {
-    const { items } = await callUnary(runtime, 'ListPodSandbox', {}, { timeoutMs: 30_000 });
-    for (const pod of items) {
-      await callUnary(runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 120_000 }).catch(() => undefined);
-      await callUnary(runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 120_000 }).catch(() => undefined);
-    }
-  } finally {
-    runtime.close();
-  }
-}
-
 /** The ginkgo command's flags: which specs, how many processes, the report. */
 function ginkgoArgs(options: Options): string[] {
   const args = [
@@ -358,7 +347,6 @@ function suiteArgs(options: Options, runtimeSocket: string, imageSocket: string,
 }
 
 async function runSuite(args: string[], options: Options, workDir: string): Promise<number> {
-  const output = createWriteStream(join(options.reportDir, 'suite.log'));
   // ginkgo runs a compiled suite in the directory the binary is in, and the suite looks for the
   // kubelet beside itself.
   for (const tool of ['e2e_node.test', 'kubelet']) {
@@ -366,20 +354,7 @@ async function runSuite(args: string[], options: Options, workDir: string): Prom
     await symlink(join(options.kubeBin, tool), join(workDir, tool));
   }
   const suite = join(workDir, 'e2e_node.test');
-  const child = spawn(join(options.kubeBin, 'ginkgo'), [...ginkgoArgs(options), suite, '--', ...args], { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    output.write(chunk);
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    output.write(chunk);
-  });
-  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-  process.on('SIGINT', forward).on('SIGTERM', forward);
-  const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
-  output.end();
-  return code;
+  return runSuiteProcess(join(options.kubeBin, 'ginkgo'), [...ginkgoArgs(options), suite, '--', ...args], { cwd: workDir, logPath: join(options.reportDir, 'suite.log') });
 }
 
 async function inside(options: Options): Promise<number> {

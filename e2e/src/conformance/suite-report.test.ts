@@ -32,6 +32,7 @@ test('counts the specs the run selected: passed, failed in any way, skipped with
   );
   assert.equal(figures.skips[0]?.message, 'requires systemd');
   assert.equal(summaryLine(figures), 'node-conformance: 2 passed, 2 failed, 1 skipped');
+  assert.equal(summaryLine(figures, 'critest'), 'critest: 2 passed, 2 failed, 1 skipped');
 });
 
 test('a failed suite setup is a failure, though no spec ran', () => {

@@ -4,7 +4,7 @@
  *   interface SpecOutcome { name, state, message }
  *   interface SuiteFigures { passed, failed, skipped, failures: SpecOutcome[], skips: SpecOutcome[] }
  *   suiteFigures(reportJson): SuiteFigures
- *   summaryLine(figures): string        "node-conformance: N passed, N failed, N skipped"
+ *   summaryLine(figures, suite?): string   "<suite>: N passed, N failed, N skipped" (default node-conformance)
  *   selectedSpecNames(dryRunReportJson): string[]   the specs a dry run (--ginkgo.dry-run) selected
  *
  * Only specs the run selected count: a spec left out by the label filter or focus is reported
@@ -78,6 +78,6 @@ export function suiteFigures(reportJson: string): SuiteFigures {
   return figures;
 }
 
-export function summaryLine(figures: Pick<SuiteFigures, 'passed' | 'failed' | 'skipped'>): string {
-  return `node-conformance: ${figures.passed} passed, ${figures.failed} failed, ${figures.skipped} skipped`;
+export function summaryLine(figures: Pick<SuiteFigures, 'passed' | 'failed' | 'skipped'>, suite = 'node-conformance'): string {
+  return `${suite}: ${figures.passed} passed, ${figures.failed} failed, ${figures.skipped} skipped`;
 }

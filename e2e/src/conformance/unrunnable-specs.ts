@@ -5,7 +5,7 @@
  *
  *   interface UnrunnableSpec { text, reason }
  *   UNRUNNABLE_SPECS: readonly UnrunnableSpec[]
- *   unrunnableReason(specName): string | undefined
+ *   unrunnableReason(specName, specs?): string | undefined   (specs: default UNRUNNABLE_SPECS)
  *   skipPattern(spec): string        a Go regular expression for Ginkgo's --skip
  *   specTextPattern(text): string    any spec text as such an expression
  */
@@ -61,9 +61,10 @@ export const UNRUNNABLE_SPECS: readonly UnrunnableSpec[] = [
 
 const words = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
-export function unrunnableReason(specName: string): string | undefined {
+/** The reason `specName` cannot run, from `specs` (default the node conformance suite's). */
+export function unrunnableReason(specName: string, specs: readonly UnrunnableSpec[] = UNRUNNABLE_SPECS): string | undefined {
   const name = words(specName);
-  return UNRUNNABLE_SPECS.find((spec) => name.includes(words(spec.text)))?.reason;
+  return specs.find((spec) => name.includes(words(spec.text)))?.reason;
 }
 
 export function skipPattern(spec: UnrunnableSpec): string {

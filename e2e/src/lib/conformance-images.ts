@@ -117,7 +117,7 @@ export interface ConformanceSources {
 
 // ---------------------------------------------------------------- accounts
 
-const BUSYBOX_ACCOUNTS: RootfsAccounts = {
+export const BUSYBOX_ACCOUNTS: RootfsAccounts = {
   passwd: [
     'root:x:0:0:root:/root:/bin/sh',
     'daemon:x:1:1:daemon:/usr/sbin:/bin/false',
@@ -226,12 +226,12 @@ function appletsInBin(busybox: string): TarEntry[] {
 }
 
 /** The busybox userland with busybox's image's accounts and its applets in /bin. */
-async function userland(): Promise<Layer> {
+export async function userland(): Promise<Layer> {
   const busybox = await upstreamBusybox();
   return cachedLayer(`conformance-busybox-${fileKey(busybox)}`, () => [...busyboxRootfsEntries(BUSYBOX_ACCOUNTS, busybox), ...appletsInBin(busybox)]);
 }
 
-function file(name: string, content: string, mode = 0o644): TarEntry {
+export function file(name: string, content: string, mode = 0o644): TarEntry {
   return { type: 'file', name, content, mode };
 }
 
@@ -240,7 +240,7 @@ function hostFile(name: string, path: string, mode = 0o644): TarEntry {
   return { type: 'file', name, mode, content: { path, size: statSync(path).size } };
 }
 
-function dir(name: string, mode = 0o755): TarEntry {
+export function dir(name: string, mode = 0o755): TarEntry {
   return { type: 'dir', name, mode };
 }
 
@@ -250,7 +250,7 @@ function fileKey(path: string): string {
   return `${info.size}-${Math.floor(info.mtimeMs)}`;
 }
 
-async function debianLayer(packages: string[]): Promise<Layer> {
+export async function debianLayer(packages: string[]): Promise<Layer> {
   const root = await debianRootfs(packages);
   return cachedLayer(`conformance-${basename(root)}`, () => directoryEntries(root, { exclude: DOC_DIRS }));
 }
@@ -282,7 +282,7 @@ async function agnhostLayer(agnhost: string, moduleDir: string): Promise<Layer> 
   ]);
 }
 
-const NGINX_CONF = `worker_processes 1;
+const nginxConf = (port: number): string => `worker_processes 1;
 error_log /dev/stderr notice;
 pid /run/nginx.pid;
 events {
@@ -298,7 +298,7 @@ http {
   uwsgi_temp_path /tmp/nginx-uwsgi;
   scgi_temp_path /tmp/nginx-scgi;
   server {
-    listen 80;
+    listen ${port};
     server_name localhost;
     location / {
       root /usr/share/nginx/html;
@@ -310,11 +310,12 @@ http {
 
 const NGINX_INDEX = '<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head>\n<body><h1>Welcome to nginx!</h1></body></html>\n';
 
-function nginxConfigLayer(): Promise<Layer> {
-  return cachedLayer('conformance-nginx-config', () => [
+/** nginx's configuration, serving the page on `port`. */
+export function nginxConfigLayer(port = 80): Promise<Layer> {
+  return cachedLayer(port === 80 ? 'conformance-nginx-config' : `conformance-nginx-config-${port}`, () => [
     dir('etc'),
     dir('etc/nginx'),
-    file('etc/nginx/nginx.conf', NGINX_CONF),
+    file('etc/nginx/nginx.conf', nginxConf(port)),
     dir('run'),
     dir('usr'),
     dir('usr/share'),
@@ -322,6 +323,8 @@ function nginxConfigLayer(): Promise<Layer> {
     dir('usr/share/nginx/html'),
     file('usr/share/nginx/html/index.html', NGINX_INDEX),
     dir('var'),
+    // As Debian's base-files has it: the pid file is looked for at /var/run/nginx.pid too.
+    { type: 'symlink', name: 'var/run', target: '/run' },
     dir('var/log'),
     dir('var/log/nginx'),
     dir('var/lib'),
@@ -408,11 +411,25 @@ async function fakeRegistryLayer(pause: Image): Promise<Layer> {
 
 const AGNHOST_PORTS = Object.fromEntries(['80', '8080', '8081', '9376', '5000'].map((port) => [`${port}/tcp`, {}]));
 
-async function imageOf(layers: Promise<Layer>[], config: ContainerConfig): Promise<Image> {
+export async function imageOf(layers: Promise<Layer>[], config: ContainerConfig): Promise<Image> {
   return buildImage({ blobDir: catalogueBlobDir(), layers: await Promise.all(layers), config: { Env: [DEFAULT_PATH], ...config } });
 }
 
-function pauseImage(): Promise<Image> {
+/** /usr/local/bin/nnp (setuid root, prints its effective uid) over the busybox userland. */
+export function nonewprivsImage(moduleDir = join(REPO_ROOT, 'tools/kubernetes')): Promise<Image> {
+  return imageOf([userland(), nnpLayer(moduleDir)], { Cmd: ['nnp'] });
+}
+
+/** Debian's nginx serving its page on `port` in the foreground. */
+export function nginxImage(port: number): Promise<Image> {
+  return imageOf([userland(), debianLayer(['nginx']), nginxConfigLayer(port)], {
+    Cmd: ['nginx', '-g', 'daemon off;'],
+    ExposedPorts: { [`${port}/tcp`]: {} },
+    StopSignal: 'SIGQUIT',
+  });
+}
+
+export function pauseImage(): Promise<Image> {
   return imageOf([pauseLayer()], { Entrypoint: ['/pause', '-P'], User: '65535:65535' });
 }
 
@@ -430,16 +447,11 @@ function definition(name: ConformanceImageName, sources: ConformanceSources): ()
     case 'busybox':
       return () => imageOf([userland()], { Cmd: ['sh'] });
     case 'nginx':
-      return () =>
-        imageOf([userland(), debianLayer(['nginx']), nginxConfigLayer()], {
-          Cmd: ['nginx', '-g', 'daemon off;'],
-          ExposedPorts: { '80/tcp': {} },
-          StopSignal: 'SIGQUIT',
-        });
+      return () => nginxImage(80);
     case 'perl':
       return () => imageOf([userland(), debianLayer(['perl-base'])], { Cmd: ['perl', '-de0'] });
     case 'nonewprivs':
-      return () => imageOf([userland(), nnpLayer(moduleDir)], { Cmd: ['nnp'] });
+      return () => nonewprivsImage(moduleDir);
     case 'nonroot':
       return () => imageOf([userland()], { Cmd: ['sh'], User: '1234' });
     case 'ipc-utils':
@@ -466,8 +478,12 @@ export async function pushConformanceImages(registry: { url: string }, sources: 
 }
 
 export function conformanceRegistriesConf(mirrorHost: string): string {
-  const registries = [...new Set(CONFORMANCE_IMAGES.map((spec) => spec.registry))];
-  return registries
+  return mirrorRegistriesConf(CONFORMANCE_IMAGES.map((spec) => spec.registry), mirrorHost);
+}
+
+/** registries.conf with `mirrorHost` (plain HTTP) as the mirror of each of `registries`. */
+export function mirrorRegistriesConf(registries: readonly string[], mirrorHost: string): string {
+  return [...new Set(registries)]
     .flatMap((registry) => [
       '[[registry]]',
       `prefix = "${registry}"`,

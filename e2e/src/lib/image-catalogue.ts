@@ -126,6 +126,7 @@ const CONTENT_MODULES = [
   'image-catalogue.js',
   'debian-rootfs.js',
   'conformance-images.js',
+  'critest-images.js',
 ];
 
 function fingerprint(): string {

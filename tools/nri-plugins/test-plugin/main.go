@@ -14,6 +14,9 @@
 //	           UpdateContainer events it is sent, go to -log
 //	hang       never answers CreateContainer
 //	crash      exits in the middle of CreateContainer
+//	pod-gate   at RunPodSandbox refuses pods whose name starts with -refuse, with a reason, and
+//	           holds pods whose name starts with -hold until the file -release exists (appending
+//	           "holding <pod>" to -log first)
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/containerd/nri/pkg/api"
@@ -32,7 +36,7 @@ import (
 )
 
 var (
-	mode        = flag.String("mode", "logger", "logger, adjust, updater, validator, default-validator, hang or crash")
+	mode        = flag.String("mode", "logger", "logger, adjust, updater, validator, default-validator, hang, crash or pod-gate")
 	name        = flag.String("name", "", "plugin name")
 	idx         = flag.String("idx", "", "plugin index")
 	socket      = flag.String("socket", "", "NRI socket")
@@ -48,7 +52,9 @@ var (
 	target      = flag.String("target", "", "updater: name of the container whose memory limit is updated")
 	replyMemory = flag.Int64("reply-memory", 0, "updater: memory limit in bytes the CreateContainer answer sets")
 	evict       = flag.String("evict", "", "updater: name of the container evicted")
-	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse")
+	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse; pod-gate: pod name prefix")
+	hold        = flag.String("hold", "", "pod-gate: pod name prefix to hold")
+	release     = flag.String("release", "", "pod-gate: the file whose existence lets held pods go")
 	rejectHooks = flag.Bool("reject-hooks", false, "default-validator: refuse OCI hook injection")
 	required    = flag.String("required", "", "default-validator: plugins that must have been consulted, comma-separated")
 )
@@ -250,6 +256,28 @@ func (refuser) ValidateContainerAdjustment(_ context.Context, req *api.ValidateC
 	return nil
 }
 
+type podGate struct{}
+
+func (podGate) RunPodSandbox(_ context.Context, p *api.PodSandbox) error {
+	if *refuse != "" && strings.HasPrefix(p.GetName(), *refuse) {
+		return fmt.Errorf("pods named %s* are not allowed on this node", *refuse)
+	}
+	if *hold == "" || !strings.HasPrefix(p.GetName(), *hold) {
+		return nil
+	}
+	if f, err := os.OpenFile(*logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		fmt.Fprintf(f, "holding %s\n", p.GetName())
+		f.Close()
+	}
+	for {
+		if _, err := os.Stat(*release); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
 type hanger struct{}
 
 func (hanger) CreateContainer(context.Context, *api.PodSandbox, *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
@@ -285,6 +313,8 @@ func main() {
 		impl = hanger{}
 	case "crash":
 		impl = crasher{}
+	case "pod-gate":
+		impl = podGate{}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", *mode)
 		os.Exit(2)

@@ -77,6 +77,10 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
     }
     rec.phase = 'running';
     rec.startedAt = nowNanos();
+    // Queued for NRI plugins as the container becomes running, ahead of the stop of a command that
+    // ends at once (recorded by a refresh that may run from now on).
+    const postStart = ctx.nri?.active ? ctx.nri.notifyContainer('PostStartContainer', sandbox, rec) : undefined;
+    postStart?.catch(() => undefined);
     await ctx.records.saveContainer(rec);
     ctx.events.container(rec, 'CONTAINER_STARTED_EVENT');
     // A command that ended at once left its exit file while the container was still 'created',
@@ -85,7 +89,7 @@ export async function startContainerCall(ctx: RuntimeContext, request: cri.Start
       refreshContainer(ctx, rec).catch((err: unknown) => ctx.log.warn({ container: rec.id, err: errorMessage(err) }, 'recording an exit failed; the next status call retries'));
     }
     timer.mark('record');
-    if (ctx.nri?.active) await ctx.nri.notifyContainer('PostStartContainer', sandbox, rec);
+    await postStart;
     timer.done();
     ctx.log.info({ container: rec.id, name: rec.fullName }, 'container started');
   });

@@ -136,6 +136,9 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     rec.ips = ips;
     rec.pid = pause.pid;
     rec.pidStartTime = pause.startTime;
+    // Plugins see the pod before anyone else: it is neither listed nor given containers while
+    // they take it in, and one that refuses it fails the call, which undoes it.
+    if (ctx.nri?.active) await timer.time('NRI RunPodSandbox', ctx.nri.runPodSandbox(rec));
 
     rec.phase = 'ready';
     await ctx.records.saveSandbox(rec);
@@ -145,7 +148,6 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     ctx.events.sandbox(rec, 'CONTAINER_STARTED_EVENT');
     ctx.state.releaseUserns(id);
     timer.mark('record (ready)');
-    if (ctx.nri?.active) await ctx.nri.notifyPod('RunPodSandbox', rec);
     timer.done();
     ctx.log.info({ sandbox: id, pod: nameKey, ips: rec.ips.map((i) => i.ip), handler: rec.runtimeHandler, ms: Math.round(performance.now() - startedAt) }, 'pod sandbox ready');
     return { pod_sandbox_id: id };

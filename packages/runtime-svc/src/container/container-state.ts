@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isProcessAlive } from '@skiff/common';
+import { errorMessage, isProcessAlive } from '@skiff/common';
 import { exitFilePath, readExitCode, wasOomKilled } from '../conmon/exit-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord } from '../state/records.js';
@@ -91,17 +91,24 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   // Refreshes run unlocked (listing must not wait for a stop's grace period): another one may
   // have recorded the exit, or a removal begun, while this one was reading.
   if (rec.phase !== 'created' && rec.phase !== 'running') return rec;
+  const wasRunning = rec.phase === 'running';
   rec.phase = 'exited';
   rec.exitCode = exit.code;
   rec.finishedAt = exit.at;
   rec.reason = reason;
   if (message) rec.message = message;
   // Streamed as the phase changes, before the write lets a removal (under the lock this refresh
-  // does not hold) stream the deletion: never a stop after the deletion.
+  // does not hold) stream the deletion: never a stop after the deletion. NRI plugins hear of every
+  // stop of a running container once, whether StopContainer or the container itself ended it, as
+  // upstream runtimes tell them; queued now, so that a RemoveContainer comes after it.
   ctx.events.container(rec, 'CONTAINER_STOPPED_EVENT');
+  const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
+  const nriStop = wasRunning && sandbox && ctx.nri?.active ? ctx.nri.notifyContainer('StopContainer', sandbox, rec) : undefined;
   await ctx.records.saveContainer(rec);
   ctx.exitWatch.exitRecorded(rec.id);
   endInSandbox(ctx, rec);
+  // The stop has happened: a plugin's failure to hear of it fails none of the calls that refresh.
+  await nriStop?.catch((err: unknown) => ctx.log.warn({ container: rec.id, err: errorMessage(err) }, 'relaying StopContainer to NRI plugins failed'));
   return rec;
 }
 

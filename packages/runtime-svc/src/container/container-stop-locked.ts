@@ -43,14 +43,6 @@ export async function stopContainerLocked(ctx: RuntimeContext, rec: ContainerRec
   timer.done();
 }
 
-/** StopContainer's work under the lock: the stop, then the NRI StopContainer event if it was running. */
-export async function stopAndNotifyLocked(ctx: RuntimeContext, rec: ContainerRecord, timeoutSeconds: number): Promise<void> {
-  const wasRunning = rec.phase === 'running';
-  await stopContainerLocked(ctx, rec, timeoutSeconds);
-  const sandbox = ctx.state.sandboxes.get(rec.sandboxId);
-  if (wasRunning && sandbox && ctx.nri?.active) await ctx.nri.notifyContainer('StopContainer', sandbox, rec);
-}
-
 async function stopNeverStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
   markExited(rec, NEVER_STARTED_EXIT_CODE, exitReason(NEVER_STARTED_EXIT_CODE, false), 'stopped before it was started');
   await ctx.records.saveContainer(rec);

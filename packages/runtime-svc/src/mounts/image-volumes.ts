@@ -67,7 +67,10 @@ export interface LeasedImageVolume {
   lowerDirs: string[];
   /** Where its overlay goes: `<container dir>/image-volumes/<index>`. */
   target: string;
-  /** The bind runc makes of it: read-only, noexec, nosuid and nodev, as Kubernetes documents image volumes. */
+  /**
+   * The bind runc makes of it: read-only, nosuid and nodev. Not noexec: Kubernetes documents image
+   * volumes as read-only only (the ImageVolume design dropped noexec), and their programs are run.
+   */
   bind: BindMountInput;
 }
 
@@ -82,7 +85,7 @@ export async function leaseImageVolumes(images: ImageReader, containerId: string
     const resolved = await images.resolveRootfs(volume.ref);
     const lowerDirs = await images.acquireLease(imageVolumeLeaseHolder(containerId, volume.index), resolved.image);
     const target = join(containerDir, 'image-volumes', String(volume.index));
-    const bind: BindMountInput = { containerPath: volume.containerPath, hostPath: join(target, volume.subPath), readonly: true, options: ['noexec', 'nosuid', 'nodev'] };
+    const bind: BindMountInput = { containerPath: volume.containerPath, hostPath: join(target, volume.subPath), readonly: true, options: ['nosuid', 'nodev'] };
     leased.push({ volume, lowerDirs, target, bind });
   }
   return leased;

@@ -51,12 +51,12 @@ export async function writableOverlay(target: string, lowerDirs: readonly string
 }
 
 /**
- * A read-only overlay of `lowerDirs` (top first) with no upper layer, noexec, nosuid and nodev.
+ * A read-only overlay of `lowerDirs` (top first) with no upper layer, nosuid and nodev.
  * overlayfs wants two lower layers when there is no upper one, so an empty one is added.
  */
 export async function readonlyOverlay(target: string, lowerDirs: readonly string[], emptyLower: string): Promise<OverlayMount> {
   await fs.mkdir(emptyLower, { recursive: true });
-  return { target, options: overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'noexec', 'nosuid', 'nodev']) };
+  return { target, options: overlayOptions([...lowerDirs, emptyLower], [], ['ro', 'nosuid', 'nodev']) };
 }
 
 export async function mountOverlay(overlay: OverlayMount): Promise<void> {

@@ -60,6 +60,8 @@ export class NriRuntime {
   private readonly connections = new Set<NriConnection>();
   /** Synchronizations in progress: events wait for them, so a plugin misses nothing after its snapshot. */
   private readonly synchronizing = new Set<Promise<void>>();
+  /** Each container's last event still being relayed: its next one waits for it, so they arrive in order. */
+  private readonly containerEvents = new Map<string, Promise<void>>();
   /**
    * The plugins each container's CRI call is waiting for an answer from (the call holds the
    * container's lock): that plugin's own request to change the container cannot wait for the lock.
@@ -267,7 +269,12 @@ export class NriRuntime {
   }
 
   /** A plugin's own error answer: logged for notifications; it fails the request where its policy says so. */
-  private async notify(event: PodEvent | ContainerEvent, request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources }, except?: string): Promise<void> {
+  private async notify(
+    event: PodEvent | ContainerEvent,
+    request: { pod: nri.PodSandbox; container?: nri.Container; linux_resources?: nri.LinuxResources; overhead_linux_resources?: nri.LinuxResources },
+    options: { except?: string | undefined; refusable?: boolean } = {},
+  ): Promise<void> {
+    const { except, refusable } = options;
     await this.synchronized();
     for (const plugin of this.subscribers(NriEvent[event])) {
       if (plugin.name === except) continue;
@@ -276,9 +283,18 @@ export class NriRuntime {
         if (reply && 'update' in reply) this.carryOutLater(plugin, event, reply.update, 'evict' in reply ? reply.evict : []);
       } catch (err) {
         if (err instanceof NriPluginFailure) throw new StatusError(status.UNAVAILABLE, err.message);
+        if (refusable) throw new StatusError(status.FAILED_PRECONDITION, `NRI plugin "${plugin.name}" refused ${event} of pod ${request.pod.namespace ?? ''}/${request.pod.name ?? ''}: ${errorMessage(err)}`);
         this.o.log.warn({ plugin: plugin.name, event, err: errorMessage(err) }, 'NRI plugin answered an event with an error');
       }
     }
+  }
+
+  /**
+   * RunPodSandbox, before the pod is ready (listed, or given containers): a plugin's error answer
+   * fails it with FailedPrecondition naming the plugin, as a failed hook fails the pod upstream.
+   */
+  runPodSandbox(pod: SandboxRecord): Promise<void> {
+    return this.notify('RunPodSandbox', { pod: nriPod(pod) }, { refusable: true });
   }
 
   /** `resources` (and `overhead`) for UpdatePodSandbox. */
@@ -286,9 +302,22 @@ export class NriRuntime {
     return this.notify(event, { pod: nriPod(pod), ...(resources ? { linux_resources: resources.resources, overhead_linux_resources: resources.overhead } : {}) });
   }
 
-  /** `resources` for UpdateContainer: the new ones. `except` names the plugin not told (the one that asked for the update). */
+  /**
+   * `resources` for UpdateContainer: the new ones. `except` names the plugin not told (the one that
+   * asked for the update). A container's events are relayed in the order they are given, each after
+   * the one before has been (a stop recorded by a refresh outside the container's lock is heard
+   * before the RemoveContainer that follows it).
+   */
   notifyContainer(event: ContainerEvent, pod: SandboxRecord, container: ContainerRecord, resources?: nri.LinuxResources, except?: string): Promise<void> {
-    return this.notify(event, { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) }, except);
+    const request = { pod: nriPod(pod), container: nriContainer(container), ...(resources ? { linux_resources: resources } : {}) };
+    const before = this.containerEvents.get(container.id) ?? Promise.resolve();
+    const relayed = before.then(() => this.notify(event, request, { except }));
+    const settled = relayed.catch(() => undefined);
+    this.containerEvents.set(container.id, settled);
+    void settled.then(() => {
+      if (this.containerEvents.get(container.id) === settled) this.containerEvents.delete(container.id);
+    });
+    return relayed;
   }
 
   /**
