@@ -17,7 +17,8 @@ describe('systemd units', () => {
     for (const line of ['Type=notify', 'Delegate=yes', 'KillMode=process', 'Restart=always', 'StandardOutput=journal', 'WantedBy=skiff.target']) {
       assert.ok(unit.split('\n').includes(line), `${line} in\n${unit}`);
     }
-    assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 \S+runtime-svc\S*main\.js --config \/etc\/skiff\/skiff\.toml$/m);
+    assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 --expose-gc \S+runtime-svc\S*main\.js --config \/etc\/skiff\/skiff\.toml$/m);
+    assert.ok(unit.split('\n').includes('Environment=MALLOC_MMAP_THRESHOLD_=65536'), unit);
     const image = serviceUnit(SERVICES.find((s) => s.name === 'image-svc')!, { node: '/usr/bin/node', configPath: '/etc/skiff/skiff.toml' });
     assert.equal(image.includes('Delegate=yes'), false);
   });
