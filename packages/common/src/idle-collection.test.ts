@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { shouldCollect, type HeapFigures } from './idle-collection.js';
+import { IdleCollectionSchedule, shouldCollect, type HeapFigures } from './idle-collection.js';
 
 const MiB = 1024 * 1024;
 const policy = { quietBytes: 1 * MiB, grownBytes: 4 * MiB };
@@ -30,5 +30,43 @@ describe('collecting garbage when quiet', () => {
   it('does not collect again once a collection has left the daemon at its new size', () => {
     const afterCollection = at(22, 17, 3);
     assert.equal(shouldCollect(at(22, 17, 3), at(22, 17.1, 3), afterCollection, policy), false);
+  });
+});
+
+describe('the idle collection schedule', () => {
+  const start = at(12, 10, 3);
+  const burst = at(16, 12, 13);
+
+  it('collects once after a burst that the collection gives back, then leaves the quiet daemon alone', () => {
+    const schedule = new IdleCollectionSchedule(start, policy);
+    assert.equal(schedule.look(at(20, 15, 20)), false, 'busy');
+    assert.equal(schedule.look(burst), false, 'still moving');
+    assert.equal(schedule.look(burst), true);
+    schedule.collected(burst, at(12, 10, 3));
+    for (let i = 0; i < 40; i++) assert.equal(schedule.look(at(12, 10, 3)), false);
+  });
+
+  it('tries again after 2, 4, 8 and 16 looks while memory is still held, then takes the size as normal', () => {
+    const schedule = new IdleCollectionSchedule(start, policy);
+    schedule.look(burst);
+    const collections: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      if (schedule.look(burst)) {
+        collections.push(i);
+        schedule.collected(burst, burst);
+      }
+    }
+    assert.deepEqual(collections, [0, 2, 6, 14, 30]);
+  });
+
+  it('a retry that gives the memory back ends the retries', () => {
+    const schedule = new IdleCollectionSchedule(start, policy);
+    schedule.look(burst);
+    assert.equal(schedule.look(burst), true);
+    schedule.collected(burst, burst);
+    assert.equal(schedule.look(burst), false);
+    assert.equal(schedule.look(burst), true);
+    schedule.collected(burst, at(12, 10, 3));
+    for (let i = 0; i < 40; i++) assert.equal(schedule.look(at(12, 10, 3)), false);
   });
 });

@@ -11,7 +11,8 @@ import type { Logger } from './logger.js';
  * still there a minute later (bench/README.md, "Memory after a burst"). So every few seconds the
  * daemon compares V8's figures (a cheap call, no allocation to speak of) and collects once, when
  * the heap and external memory have grown well past what the last collection left and nothing
- * moved since the previous look. A daemon that stays idle, or stays busy, is never collected by it.
+ * moved since the previous look (and a few times more while that collection gave little back). A
+ * daemon that stays idle, or stays busy, is never collected by it.
  */
 
 export interface HeapFigures {
@@ -46,6 +47,52 @@ export function heapFigures(): HeapFigures {
 }
 
 /**
+ * When to collect, look by look. What a burst leaves may still be held for a while after it (a
+ * session's state until its connection's close has run its course): a collection that gives back
+ * less than `grownBytes` is tried again after 2, 4, 8 and 16 more quiet looks, and after that the
+ * daemon's size is taken as its new normal until it grows again.
+ */
+export class IdleCollectionSchedule {
+  private afterLast: HeapFigures;
+  private previous: HeapFigures;
+  private retries = 0;
+  private wait = 0;
+
+  constructor(start: HeapFigures, private readonly policy: IdleCollectionPolicy = IDLE_COLLECTION_POLICY) {
+    this.afterLast = start;
+    this.previous = start;
+  }
+
+  /** Whether to collect now, given the figures of this look. */
+  look(now: HeapFigures): boolean {
+    const due = shouldCollect(this.previous, now, this.afterLast, this.policy);
+    this.previous = now;
+    if (!due) return false;
+    if (this.wait > 0) {
+      this.wait--;
+      return false;
+    }
+    return true;
+  }
+
+  /** The figures before and right after a collection this schedule asked for. */
+  collected(before: HeapFigures, after: HeapFigures): void {
+    this.previous = after;
+    const freed = before.total + before.external - (after.total + after.external);
+    if (freed >= this.policy.grownBytes || this.retries >= MAX_RETRIES) {
+      this.afterLast = after;
+      this.retries = 0;
+      this.wait = 0;
+      return;
+    }
+    this.retries++;
+    this.wait = 2 ** this.retries - 1;
+  }
+}
+
+const MAX_RETRIES = 4;
+
+/**
  * Starts looking (an unref'd timer) when the process runs with --expose-gc, which the daemons'
  * node options give; otherwise does nothing. Answers a function that stops it.
  */
@@ -55,16 +102,14 @@ export function collectGarbageWhenQuiet(log: Logger): () => void {
     log.debug('no idle garbage collection: node runs without --expose-gc');
     return () => undefined;
   }
-  let afterLast = heapFigures();
-  let previous = afterLast;
+  const schedule = new IdleCollectionSchedule(heapFigures());
   const timer = setInterval(() => {
-    const now = heapFigures();
-    if (shouldCollect(previous, now, afterLast)) {
-      gc();
-      afterLast = heapFigures();
-      log.debug({ before: now, after: afterLast }, 'quiet after a burst: collected garbage');
-    }
-    previous = now;
+    const before = heapFigures();
+    if (!schedule.look(before)) return;
+    gc();
+    const after = heapFigures();
+    schedule.collected(before, after);
+    log.debug({ before, after }, 'quiet after a burst: collected garbage');
   }, LOOK_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
