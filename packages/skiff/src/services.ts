@@ -78,7 +78,6 @@ export const SERVICES: readonly ServiceSpec[] = [
     // Keeps the JIT: its status and list calls answer in well under a millisecond, and the
     // interpreter would add 0.1-0.3 ms to each for ~12 MiB.
     nodeOptions: [smallYoungGeneration(2), IDLE_COLLECTION],
-    environment: MALLOC_ENVIRONMENT,
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
@@ -88,7 +87,6 @@ export const SERVICES: readonly ServiceSpec[] = [
     // Keeps the JIT: lite mode would save ~6 MiB RSS (~2 MiB PSS) idle, and ws unmasks what
     // clients send in a JavaScript loop.
     nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION],
-    environment: MALLOC_ENVIRONMENT,
     endpoint: streamBaseUrl,
     probe: probeStreamService,
   },
@@ -97,7 +95,6 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/logs-svc/main'),
     // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
     nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION, '--max-old-space-size=64', ...LITE],
-    environment: MALLOC_ENVIRONMENT,
     endpoint: (config) => config.logs.internal_socket,
     probe: probeLogsService,
   },
