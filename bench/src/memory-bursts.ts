@@ -213,10 +213,12 @@ async function main(): Promise<void> {
     const summary: [string, string][] = [];
     for (const [title, burst] of bursts) {
       const before = await measureAll(daemons);
+      const started = performance.now();
       const peak = await peaksDuring(daemons, burst);
+      const took = performance.now() - started;
       await new Promise((r) => setTimeout(r, quietMs));
       const after = await measureAll(daemons);
-      burstTable(`${title}: before, peak, ${quietMs / 1000} s after`, before, peak, after, fresh, await smapsRollup(floorProcess.pid!));
+      burstTable(`${title} (${(took / 1000).toFixed(1)} s): before, peak, ${quietMs / 1000} s after`, before, peak, after, fresh, await smapsRollup(floorProcess.pid!));
       for (const n of DAEMONS) summary.push([`${title.split(',')[0]}: ${n}`, `${mib(fresh.get(n)!.rss)} / ${mib(peak.get(n)!.rss)} / ${mib(after.get(n)!.rss)}`]);
     }
     printTable(`RSS fresh / peak / ${quietMs / 1000} s after, per burst (target: within 10 MiB of fresh)`, summary);
