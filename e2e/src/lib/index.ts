@@ -12,3 +12,4 @@ export { startSkiff, type SkiffInstance, type SkiffOptions } from './skiff-insta
 export { buildLayer } from './layer-builder.js';
 export { getFreePort } from './free-port.js';
 export { nriPluginBinary, startNriPlugin, type NriPluginProcess } from './nri-plugins.js';
+export { pseudoRandomStream } from './random-data.js';

@@ -46,3 +46,4 @@ export { CONMON_PIPE_ENV, conmonEnvironment, parseConmonMessage, ConmonMessageEr
 export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339Nano, reassembleStreams, reassembleConmonLog, MAX_RECORD_CONTENT, CriParseError, type CriRecord, type StreamName } from './cri-log.js';
 export { httpCall, jsonBody, nobodyListens, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
 export { nowNanos } from './cri-time.js';
+export { collectGarbageWhenQuiet } from './idle-collection.js';

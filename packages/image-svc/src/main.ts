@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { PullMetrics } from './pull-metrics.js';
-import { createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
+import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const puller = new Puller(store, registry, log, config.image.max_concurrent_downloads, parsePinnedImages(config.image.pinned_images));
 
   const metrics = await startDaemonMetrics('image-svc', config.image.metrics_address, config.run_dir, log);
+  collectGarbageWhenQuiet(log);
   setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));
   const server = new Server(CHANNEL_OPTIONS);
   server.addService(imageServiceDefinition, imageService(store, puller, log, new PullMetrics(metrics)));

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, SpawnServer, stopOnSignals } from '@skiff/common/core';
+import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, SpawnServer, stopOnSignals } from '@skiff/common/core';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     ...(SpawnServer.available() ? { barrierHelper: new SpawnServer((message) => log.warn(message)) } : {}),
   });
   registerLogsMetrics(await startDaemonMetrics('logs-svc', config.logs.metrics_address, config.run_dir, log), engine);
+  collectGarbageWhenQuiet(log);
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
   reloadConfigOnSighup('logs-svc', values.config, config, log, async (next) => {
     log.level = next.log_level;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { createLogger, listenOnUnixSocket, loadConfig, parseDuration, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
+import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, parseDuration, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const { ctx, recovery } = await openRuntime({ config, log, images });
   log.info(recovery, 'runtime state recovered');
   const metrics = await startDaemonMetrics('runtime-svc', config.runtime.metrics_address, config.run_dir, log);
+  collectGarbageWhenQuiet(log);
   setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));
   registerRuntimeMetrics(metrics, ctx);
 

@@ -22,6 +22,13 @@ export const smallYoungGeneration = (semiSpaceMiB: 1 | 2): string => `--max-semi
 export const LITE = ['--lite-mode', '--no-expose-wasm'];
 
 /**
+ * Lets a daemon collect its garbage once when it goes quiet after a burst (collectGarbageWhenQuiet
+ * in @skiff/common): V8 alone leaves what died in the burst, Buffers included, until the next
+ * allocation pressure, which a quiet daemon never builds up.
+ */
+export const IDLE_COLLECTION = '--expose-gc';
+
+/**
  * The `skiff` command's own node processes (status, down, reload, `skiff up --plan`, `--detach`):
  * nothing in them runs hot, so lite mode and a small young generation. `bin/skiff` and
  * `bin/skiff-supervisor` pass them (a unit test checks they match). The supervisor itself is no

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { httpCall, LOGS_STATUS_PATH, type SkiffConfig } from '@skiff/common/core';
-import { LITE, smallYoungGeneration } from './node-options.js';
+import { MALLOC_ENVIRONMENT } from './malloc-environment.js';
+import { IDLE_COLLECTION, LITE, smallYoungGeneration } from './node-options.js';
 
 const require = createRequire(import.meta.url);
 
@@ -11,6 +12,8 @@ export interface ServiceSpec {
   entry: string;
   /** node options given before the entry point. */
   nodeOptions?: string[];
+  /** Added to the environment the service starts with (by `skiff up` and by its systemd unit). */
+  environment?: Readonly<Record<string, string>>;
   /** The socket or address operators and the kubelet use. */
   endpoint(config: SkiffConfig): string;
   /** Resolves when the service answers a real call on its endpoint, with what it reports about itself if anything. */
@@ -64,7 +67,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'image-svc',
     entry: require.resolve('@skiff/image-svc/main'),
     // Keeps the JIT: lite mode would save ~9 MiB RSS idle, but pulls took up to 1.6x as long.
-    nodeOptions: [smallYoungGeneration(1)],
+    nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION],
+    environment: MALLOC_ENVIRONMENT,
     endpoint: (config) => config.image.socket,
     probe: probeImageService,
   },
@@ -73,7 +77,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/runtime-svc/main'),
     // Keeps the JIT: its status and list calls answer in well under a millisecond, and the
     // interpreter would add 0.1-0.3 ms to each for ~12 MiB.
-    nodeOptions: [smallYoungGeneration(2)],
+    nodeOptions: [smallYoungGeneration(2), IDLE_COLLECTION],
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
@@ -82,7 +86,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/stream-svc/main'),
     // Keeps the JIT: lite mode would save ~6 MiB RSS (~2 MiB PSS) idle, and ws unmasks what
     // clients send in a JavaScript loop.
-    nodeOptions: [smallYoungGeneration(1)],
+    nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION],
     endpoint: streamBaseUrl,
     probe: probeStreamService,
   },
@@ -90,7 +94,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     name: 'logs-svc',
     entry: require.resolve('@skiff/logs-svc/main'),
     // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
-    nodeOptions: [smallYoungGeneration(1), '--max-old-space-size=64', ...LITE],
+    nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION, '--max-old-space-size=64', ...LITE],
     endpoint: (config) => config.logs.internal_socket,
     probe: probeLogsService,
   },

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { isProcessAlive, pollUntil } from '@skiff/common/core';
 import { SUPERVISOR_SCRIPT } from './paths.js';
 
-/** bin/skiff-supervisor on a plan of its own (one service running `script`), as `skiff up --plan` would print it. */
-async function superviseOne(dir: string, script: string): Promise<{ child: ReturnType<typeof spawn>; lines: string[]; pidFile: string; exited: Promise<number | null> }> {
+/** bin/skiff-supervisor on a plan of its own (one service running `script`, with `environment` added), as `skiff up --plan` would print it. */
+async function superviseOne(dir: string, script: string, environment: readonly string[] = []): Promise<{ child: ReturnType<typeof spawn>; lines: string[]; pidFile: string; exited: Promise<number | null> }> {
   const entry = join(dir, 'service.mjs');
   await writeFile(entry, script);
   const pidFile = join(dir, 'service.pid');
   const plan = join(dir, 'plan');
-  await writeFile(plan, ['level\t30', `pidfile\t${join(dir, 'skiff.pid')}`, `fifo\t${join(dir, 'supervisor.stdin')}`, ['service', 'svc', pidFile, process.execPath, entry].join('\t'), ''].join('\n'));
+  await writeFile(plan, ['level\t30', `pidfile\t${join(dir, 'skiff.pid')}`, `fifo\t${join(dir, 'supervisor.stdin')}`, ...environment.map((e) => `env\tsvc\t${e}`), ['service', 'svc', pidFile, process.execPath, entry].join('\t'), ''].join('\n'));
   const child = spawn(SUPERVISOR_SCRIPT, [], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SKIFF_SUPERVISOR_PLAN: plan } });
   const lines: string[] = [];
   let rest = '';
@@ -66,6 +66,20 @@ setInterval(() => {}, 1e9);
   assert.ok(lines.includes('stopping'), 'the service was sent SIGTERM');
   assert.ok(!isProcessAlive(second));
   await assert.rejects(readFile(pidFile), 'the pid file is removed');
+});
+
+test('a service gets the environment its plan names, and its pid file names the service itself', async (t) => {
+  const dir = await tempDir(t);
+  const service = "console.log(`pid=${process.pid} a=${process.env.SKIFF_TEST_A} b=${process.env.SKIFF_TEST_B}`); setInterval(() => {}, 1e9);\n";
+  const { child, lines, pidFile, exited } = await superviseOne(dir, service, ['SKIFF_TEST_A=131072', 'SKIFF_TEST_B=two words']);
+  try {
+    const pid = await pollUntil(async () => Number(await readFile(pidFile, 'utf8').catch(() => '')) || undefined, 30_000, 20);
+    await pollUntil(async () => (lines.some((l) => l.startsWith('pid=')) ? true : undefined), 30_000, 20);
+    assert.ok(lines.includes(`pid=${pid} a=131072 b=two words`), lines.join('\n'));
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0);
 });
 
 test('a service stops when the supervisor is SIGKILLed: its stdin reaches end-of-file', async (t) => {

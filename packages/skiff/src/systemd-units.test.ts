@@ -17,9 +17,11 @@ describe('systemd units', () => {
     for (const line of ['Type=notify', 'Delegate=yes', 'KillMode=process', 'Restart=always', 'StandardOutput=journal', 'WantedBy=skiff.target']) {
       assert.ok(unit.split('\n').includes(line), `${line} in\n${unit}`);
     }
-    assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 \S+runtime-svc\S*main\.js --config \/etc\/skiff\/skiff\.toml$/m);
+    assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 --expose-gc \S+runtime-svc\S*main\.js --config \/etc\/skiff\/skiff\.toml$/m);
+    assert.equal(unit.includes('Environment='), false, unit);
     const image = serviceUnit(SERVICES.find((s) => s.name === 'image-svc')!, { node: '/usr/bin/node', configPath: '/etc/skiff/skiff.toml' });
     assert.equal(image.includes('Delegate=yes'), false);
+    assert.ok(image.split('\n').includes('Environment=MALLOC_MMAP_THRESHOLD_=65536'), image);
   });
 
   it('install-units writes units that systemd-analyze verify finds clean', async () => {

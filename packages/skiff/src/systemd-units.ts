@@ -34,6 +34,7 @@ export function serviceUnit(spec: ServiceSpec, inputs: UnitInputs): string {
     '[Service]',
     'Type=notify',
     'NotifyAccess=all',
+    ...Object.entries(spec.environment ?? {}).map(([name, value]) => `Environment=${name}=${value}`),
     `ExecStart=${inputs.node} ${(spec.nodeOptions ?? []).join(' ')} ${spec.entry} --config ${inputs.configPath}`.replace(/ {2,}/g, ' '),
     'Restart=always',
     'RestartSec=1',

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
-import { createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common/core';
 import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
 import { observeForwardedBytes } from './forwarded-bytes.js';
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
     maxPortForwardConnections: config.stream.max_port_forward_connections,
   };
   const metrics = await startDaemonMetrics('stream-svc', config.stream.metrics_address, config.run_dir, log);
+  collectGarbageWhenQuiet(log);
   const sessions = new Counter({
     name: 'skiff_stream_sessions_total',
     help: 'Exec, attach and port-forward sessions started, by transport and kind.',

@@ -49,6 +49,7 @@ export async function planUp(config: SkiffConfig, configPath: string | undefined
   for (const spec of SERVICES) {
     await endLeftoverService(spec, config.run_dir, log);
     const command = [process.execPath, ...(spec.nodeOptions ?? []), spec.entry, ...(configPath === undefined ? [] : ['--config', configPath])];
+    for (const [name, value] of Object.entries(spec.environment ?? {})) plan += planLine(['env', spec.name, `${name}=${value}`]);
     plan += planLine(['service', spec.name, servicePidFile(config.run_dir, spec.name), ...command]);
   }
   process.stdout.write(plan);
