@@ -2,6 +2,7 @@ import type { cri } from '@skiff/proto';
 import type { CgroupDetail } from '../stats/cgroup-detail.js';
 import type { CgroupSample } from '../stats/cgroup-stats.js';
 import type { InterfaceCounters } from '../stats/net-dev.js';
+import type { BlockIo } from '../stats/block-io.js';
 
 /** What one container's metrics are made of, read once per call. */
 export interface ContainerReading {
@@ -13,7 +14,12 @@ export interface ContainerReading {
   image: string;
   sample: CgroupSample;
   detail: CgroupDetail;
-  layer: { bytes: number; inodes: number };
+  /** The writable layer's use, and the capacity and free inodes of the filesystem it is on (statfs). */
+  layer: { bytes: number; inodes: number; limitBytes?: number; inodesFree?: number };
+  /** When the container was started (ns since the epoch); undefined before StartContainer. */
+  startedAt?: string;
+  /** The /dev names of the block devices in detail.blockIo, by "major:minor" ("" when unknown). */
+  devices: ReadonlyMap<string, string>;
 }
 
 export interface PodReading {
@@ -34,8 +40,8 @@ interface ContainerMetricDef {
   name: string;
   help: string;
   kind: Kind;
-  /** The value; undefined: not available. */
-  value?: (c: ContainerReading) => number | undefined;
+  /** The value; undefined: not available. `at`: the reading's time (ns since the epoch). */
+  value?: (c: ContainerReading, at: string) => number | undefined;
   /** Instead of `value`: several values, each with its extra label values (after BASE_LABELS). */
   values?: (c: ContainerReading) => { labels: readonly string[]; value: number | undefined }[];
   extraLabels?: string[];
@@ -48,6 +54,16 @@ interface NetworkMetricDef {
 }
 
 const seconds = (nanos: number | undefined): number | undefined => (nanos === undefined ? undefined : Math.floor(nanos / 1e9));
+const epochSeconds = (nanos: string | undefined): number | undefined => (nanos === undefined ? undefined : Number(BigInt(nanos) / 1_000_000_000n));
+
+/** Per block device: its labels (device and, when `major`, major and minor) and a counter of its I/O. */
+function perDevice(c: ContainerReading, major: boolean, value: (io: BlockIo) => number, operation?: string): { labels: readonly string[]; value: number }[] {
+  return (c.detail.blockIo ?? []).map((io) => {
+    const device = c.devices.get(`${io.major}:${io.minor}`) ?? '';
+    const labels = major ? [device, String(io.major), String(io.minor)] : [device];
+    return { labels: operation === undefined ? labels : [...labels, operation], value: value(io) };
+  });
+}
 
 const CONTAINER_METRICS: ContainerMetricDef[] = [
   { name: 'container_cpu_usage_seconds_total', kind: 'COUNTER', help: 'Cumulative cpu time consumed in seconds.', value: (c) => seconds(c.sample.cpuNanos) },
@@ -60,6 +76,11 @@ const CONTAINER_METRICS: ContainerMetricDef[] = [
   { name: 'container_memory_working_set_bytes', kind: 'GAUGE', help: 'Current working set in bytes.', value: (c) => c.sample.workingSet },
   { name: 'container_memory_rss', kind: 'GAUGE', help: 'Size of RSS in bytes.', value: (c) => c.sample.rss },
   { name: 'container_memory_cache', kind: 'GAUGE', help: 'Number of bytes of page cache memory.', value: (c) => c.detail.cacheBytes },
+  { name: 'container_memory_mapped_file', kind: 'GAUGE', help: 'Size of memory mapped files in bytes.', value: (c) => c.detail.mappedFileBytes },
+  { name: 'container_memory_kernel_usage', kind: 'GAUGE', help: 'Size of kernel memory allocated in bytes.', value: (c) => c.detail.kernelBytes },
+  { name: 'container_memory_max_usage_bytes', kind: 'GAUGE', help: 'Maximum memory usage recorded in bytes', value: (c) => c.detail.maxUsageBytes },
+  { name: 'container_memory_failcnt', kind: 'COUNTER', help: 'Number of memory usage hits limits', value: (c) => c.detail.memoryFailcnt },
+  { name: 'container_memory_swap', kind: 'GAUGE', help: 'Container swap usage in bytes.', value: (c) => c.sample.swapUsage },
   {
     name: 'container_memory_failures_total',
     kind: 'COUNTER',
@@ -75,12 +96,41 @@ const CONTAINER_METRICS: ContainerMetricDef[] = [
   { name: 'container_oom_events_total', kind: 'COUNTER', help: 'Count of out of memory events observed for the container', value: (c) => c.detail.oomKills },
   { name: 'container_fs_usage_bytes', kind: 'GAUGE', help: "Number of bytes that are consumed by the container's writable layer.", value: (c) => c.layer.bytes },
   { name: 'container_fs_inodes_total', kind: 'GAUGE', help: "Number of inodes the container's writable layer holds.", value: (c) => c.layer.inodes },
+  { name: 'container_fs_limit_bytes', kind: 'GAUGE', help: "Number of bytes of the filesystem the container's writable layer is on.", value: (c) => c.layer.limitBytes },
+  { name: 'container_fs_inodes_free', kind: 'GAUGE', help: "Number of available inodes on the filesystem the container's writable layer is on.", value: (c) => c.layer.inodesFree },
+  ...(
+    [
+      ['container_fs_reads_bytes_total', 'Cumulative count of bytes read', (io) => io.readBytes],
+      ['container_fs_reads_total', 'Cumulative count of reads completed', (io) => io.reads],
+      ['container_fs_writes_bytes_total', 'Cumulative count of bytes written', (io) => io.writeBytes],
+      ['container_fs_writes_total', 'Cumulative count of writes completed', (io) => io.writes],
+    ] as const satisfies readonly (readonly [string, string, (io: BlockIo) => number])[]
+  ).map(([name, help, value]): ContainerMetricDef => ({ name, help, kind: 'COUNTER', extraLabels: ['device'], values: (c) => perDevice(c, false, value) })),
+  {
+    name: 'container_blkio_device_usage_total',
+    kind: 'COUNTER',
+    help: 'Blkio device bytes usage',
+    extraLabels: ['device', 'major', 'minor', 'operation'],
+    values: (c) => [...perDevice(c, true, (io) => io.readBytes, 'Read'), ...perDevice(c, true, (io) => io.writeBytes, 'Write')],
+  },
   { name: 'container_processes', kind: 'GAUGE', help: 'Number of processes running inside the container.', value: (c) => c.detail.processes },
   { name: 'container_threads', kind: 'GAUGE', help: 'Number of threads running inside the container', value: (c) => c.sample.pids },
+  { name: 'container_threads_max', kind: 'GAUGE', help: 'Maximum number of threads allowed inside the container, infinity if value is zero', value: (c) => c.detail.threadsMax },
+  { name: 'container_file_descriptors', kind: 'GAUGE', help: 'Number of open file descriptors for the container.', value: (c) => c.detail.fileDescriptors },
+  { name: 'container_sockets', kind: 'GAUGE', help: 'Number of open sockets for the container.', value: (c) => c.detail.sockets },
+  { name: 'container_start_time_seconds', kind: 'GAUGE', help: 'Start time of the container since unix epoch in seconds.', value: (c) => epochSeconds(c.startedAt) },
+  { name: 'container_last_seen', kind: 'GAUGE', help: 'Last time a container was seen by the exporter', value: (_c, at) => epochSeconds(at) },
   { name: 'container_spec_cpu_period', kind: 'GAUGE', help: 'CPU period of the container.', value: (c) => c.detail.cpuPeriodMicros },
   { name: 'container_spec_cpu_quota', kind: 'GAUGE', help: 'CPU quota of the container.', value: (c) => c.detail.cpuQuotaMicros },
   { name: 'container_spec_cpu_shares', kind: 'GAUGE', help: 'CPU share of the container.', value: (c) => c.detail.cpuShares },
   { name: 'container_spec_memory_limit_bytes', kind: 'GAUGE', help: 'Memory limit for the container.', value: (c) => c.sample.memoryLimit ?? 0 },
+  {
+    name: 'container_spec_memory_swap_limit_bytes',
+    kind: 'GAUGE',
+    help: 'Memory swap limit for the container (swap alone; 0: unlimited).',
+    // Reported where the kernel accounts swap (its usage was read).
+    value: (c) => (c.sample.swapUsage === undefined ? undefined : (c.sample.swapLimit ?? 0)),
+  },
 ];
 
 const NETWORK_METRICS: NetworkMetricDef[] = [
@@ -114,7 +164,7 @@ function containerMetrics(pod: PodReading, c: ContainerReading, at: string): cri
   const out: cri.Metric[] = [];
   for (const m of CONTAINER_METRICS) {
     if (m.value) {
-      const value = m.value(c);
+      const value = m.value(c, at);
       if (value !== undefined) out.push(metric(m.name, m.kind, base, value, at));
       continue;
     }

@@ -24,6 +24,7 @@ export async function allPodMetrics(ctx: RuntimeContext, stats: StatsCollector):
               container: c.metadata.name,
               name: c.fullName,
               image: c.image.display,
+              ...(c.startedAt !== undefined && { startedAt: c.startedAt }),
               ...(await stats.containerReading(c)),
             })),
           ),

@@ -123,6 +123,8 @@ export interface CgroupDirs {
   cpuacct: string | undefined;
   memory: string | undefined;
   pids: string | undefined;
+  /** Block I/O counters (v1 blkio). */
+  blkio?: string | undefined;
   /** The cgroup2 directory (PSI files): on v2 the cgroup's own, on a hybrid v1 host its unified hierarchy's. */
   unified?: string | undefined;
 }
@@ -133,8 +135,8 @@ export function cgroupDirs(cgroups: ReadonlyMap<string, string>, mounts: Readonl
   const cpuacct = dirOf('cpuacct');
   const memory = dirOf('memory');
   const unified = dirOf('');
-  if (cpuacct || memory) return { cgroupV2: false, cpu: dirOf('cpu'), cpuacct, memory, pids: dirOf('pids'), unified };
-  return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified, unified } : undefined;
+  if (cpuacct || memory) return { cgroupV2: false, cpu: dirOf('cpu'), cpuacct, memory, pids: dirOf('pids'), blkio: dirOf('blkio'), unified };
+  return unified ? { cgroupV2: true, cpu: unified, cpuacct: unified, memory: unified, pids: unified, blkio: unified, unified } : undefined;
 }
 
 /** Reads a file of a cgroup directory; the limit files may be answered from a cache (see StatsCollector). */

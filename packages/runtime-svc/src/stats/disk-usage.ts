@@ -71,3 +71,9 @@ export class DiskUsageCache {
     return walk;
   }
 }
+
+/** The size (bytes) and free inodes of the filesystem a path is on (statfs), or undefined when it cannot be read. */
+export async function filesystemCapacity(path: string): Promise<{ limitBytes: number; inodesFree: number } | undefined> {
+  const st = await fs.statfs(path).catch(() => undefined);
+  return st ? { limitBytes: st.blocks * st.bsize, inodesFree: st.ffree } : undefined;
+}

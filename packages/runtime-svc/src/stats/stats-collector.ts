@@ -3,7 +3,8 @@ import type { cri } from '@skiff/proto';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { ContainerRecord, SandboxRecord } from '../state/records.js';
 import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
-import { DiskUsageCache } from './disk-usage.js';
+import { DiskUsageCache, filesystemCapacity } from './disk-usage.js';
+import { blockDeviceName } from './block-io.js';
 import { nowNanos } from '../util/time.js';
 import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
 import { CpuRates } from './cpu-rate.js';
@@ -28,6 +29,15 @@ function psi(pressure: Pressure | undefined): cri.PsiStats | null {
 /** I/O usage: the CRI carries only its pressure, which cgroup v1 alone does not have. */
 function ioUsage(at: string, sample: CgroupSample): cri.IoUsage | null {
   return sample.ioPressure ? { timestamp: at, psi: psi(sample.ioPressure) } : null;
+}
+
+/** What StatsCollector.containerReading answers. */
+export interface ContainerCounters {
+  sample: CgroupSample;
+  detail: CgroupDetail;
+  layer: { bytes: number; inodes: number; limitBytes?: number; inodesFree?: number };
+  /** Block device names by "major:minor" (see blockDeviceName). */
+  devices: Map<string, string>;
 }
 
 /**
@@ -109,33 +119,40 @@ export class StatsCollector {
     for (const [id, entry] of this.dirs) if (id.startsWith(idOrPrefix)) entry.limits.clear();
   }
 
-  /** A container's cgroup counters with the detail the cAdvisor metrics add, and its writable layer's use. */
-  async containerReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail; layer: { bytes: number; inodes: number } }> {
+  /**
+   * A container's cgroup counters with the detail the cAdvisor metrics add, its writable layer's
+   * use with its filesystem's capacity, and the names of the block devices it did I/O on.
+   */
+  async containerReading(rec: ContainerRecord): Promise<ContainerCounters> {
+    const upper = this.ctx.paths.container(rec.id).upper;
+    const [reading, usage, capacity] = await Promise.all([this.cgroupReading(rec), this.disk.get(upper), filesystemCapacity(upper)]);
+    const devices = new Map<string, string>();
+    for (const io of reading.detail.blockIo ?? []) devices.set(`${io.major}:${io.minor}`, await blockDeviceName(io.major, io.minor));
+    return { ...reading, layer: { ...usage, ...capacity }, devices };
+  }
+
+  private async cgroupReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail }> {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
     // runsc knows a container from StartContainer on (when it gets a pid).
     if ((rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined && sandboxed) {
-      const [sample, layer] = await Promise.all([readSandboxedSample(sandboxed.runc, rec.id), this.disk.get(this.ctx.paths.container(rec.id).upper)]);
-      return { sample, detail: {}, layer };
+      return { sample: await readSandboxedSample(sandboxed.runc, rec.id), detail: {} };
     }
     const cgroup = await this.containerCgroup(rec);
+    if (!cgroup?.dirs) return { sample: {}, detail: {} };
     const readLimit = (dir: string | undefined, name: string): Promise<string | undefined> => {
       const key = `${dir}/${name}`;
-      let text = cgroup!.limits.get(key);
+      let text = cgroup.limits.get(key);
       if (!text) {
         text = readIn(dir, name).then((t) => {
           // A file that could not be read is tried again next time.
-          if (t === undefined) cgroup!.limits.delete(key);
+          if (t === undefined) cgroup.limits.delete(key);
           return t;
         });
-        cgroup!.limits.set(key, text);
+        cgroup.limits.set(key, text);
       }
       return text;
     };
-    const [reading, layer] = await Promise.all([
-      cgroup?.dirs ? readCgroupReading(cgroup.dirs, readLimit) : { sample: {}, detail: {} },
-      this.disk.get(this.ctx.paths.container(rec.id).upper),
-    ]);
-    return { sample: reading.sample, detail: reading.detail, layer };
+    return readCgroupReading(cgroup.dirs, readLimit);
   }
 
   /** Drops what is kept for containers that are gone (a pod's removal takes its containers along). */
