@@ -4,6 +4,7 @@
  * test's own: a temp root, run dir and registries.conf, so it never meets an operator's instance.
  *
  *   startSkiff({ registriesConf?, config?, imageConfig?, streamConfig?, logsConfig?, logLevel?, dir? }): Promise<SkiffInstance>
+ *       answers once image-svc and runtime-svc both answer on their sockets
  *       config: extra keys of [runtime]; imageConfig, streamConfig, logsConfig, nriConfig: of [image], [stream], [logs], [nri]
  *       (the NRI socket is <runDir>/nri.sock, its plugin and configuration directories
  *       <dir>/nri-plugins and <dir>/nri-conf.d, unless nriConfig names others)
@@ -26,7 +27,7 @@ import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SKIFF_COMMAND } from '@skiff/cli';
-import { callUnary, createImageClient, type ImageServiceClient } from '@skiff/proto';
+import { callUnary, createImageClient, createRuntimeClient, type ImageServiceClient } from '@skiff/proto';
 import { makeTempDir, removeDir } from './tmp.js';
 import { getFreePort } from './free-port.js';
 
@@ -169,14 +170,7 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
     },
     async waitUntilImageServiceAnswers(timeoutMs = 30_000) {
       const client = createImageClient(imageSocket);
-      try {
-        await until('image-svc to answer', timeoutMs, async () => {
-          await callUnary(client, 'ImageFsInfo', {}, { timeoutMs: 1000 });
-          return true;
-        });
-      } finally {
-        client.close();
-      }
+      await untilAnswers('image-svc', client, () => callUnary(client, 'ImageFsInfo', {}, { timeoutMs: 1000 }), timeoutMs);
     },
     output: () => output,
     async stop(stopOptions = {}) {
@@ -190,6 +184,9 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
   };
   try {
     await instance.waitUntilImageServiceAnswers();
+    // skiff up starts the services side by side: image-svc answering says nothing of runtime-svc.
+    const runtime = createRuntimeClient(instance.runtimeSocket);
+    await untilAnswers('runtime-svc', runtime, () => callUnary(runtime, 'Version', {}, { timeoutMs: 1000 }), 30_000);
   } catch (err) {
     child.kill('SIGTERM');
     await exited;
@@ -197,4 +194,16 @@ export async function startSkiff(options: SkiffOptions = {}): Promise<SkiffInsta
     throw new Error(`${(err as Error).message}\nskiff output:\n${output}`);
   }
   return instance;
+}
+
+/** Calls until a service answers (or the time is up), then closes its client. */
+async function untilAnswers(service: string, client: { close(): void }, call: () => Promise<unknown>, timeoutMs: number): Promise<void> {
+  try {
+    await until(`${service} to answer`, timeoutMs, async () => {
+      await call();
+      return true;
+    });
+  } finally {
+    client.close();
+  }
 }
