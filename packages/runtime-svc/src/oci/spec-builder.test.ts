@@ -94,7 +94,7 @@ describe('buildSpec', () => {
         args: ['/app', '--flag'],
         env: ['PATH=/custom', 'A=1'],
         cwd: '/work',
-        user: { uid: 1000, gid: 2000, additionalGids: [10, 20], umask: 0o022 },
+        user: { uid: 1000, gid: 2000, additionalGids: [20, 10], umask: 0o022 },
         terminal: true,
         rlimits: [{ type: 'RLIMIT_NOFILE', hard: 4096, soft: 1024 }],
         noNewPrivileges: true,

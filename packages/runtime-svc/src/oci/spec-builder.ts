@@ -349,7 +349,9 @@ export function buildSpec(input: ContainerSpecInput, facts: HostFacts): Spec {
     user: {
       uid: user.uid,
       gid: user.gid,
-      ...(user.additionalGids && user.additionalGids.length > 0 ? { additionalGids: [...user.additionalGids] } : {}),
+      // Sorted as Linux's setgroups keeps them: gVisor's kernel keeps the order it is given, so
+      // getgroups (and `id -G`) would otherwise differ between runc and runsc containers.
+      ...(user.additionalGids && user.additionalGids.length > 0 ? { additionalGids: [...user.additionalGids].sort((a, b) => a - b) } : {}),
       ...(user.umask !== undefined ? { umask: user.umask } : {}),
     },
     args: [...input.args],
