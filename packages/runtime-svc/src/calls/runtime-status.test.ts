@@ -60,4 +60,13 @@ describe('Status', () => {
       assert.equal(response.info, undefined);
     });
   });
+
+  it('the default handler "" offers what runtime.default_handler does', async () => {
+    const gvisor = { name: 'gvisor', runtime_path: '/usr/bin/runsc', runtime_args: [], runtime_root: '', kind: 'sandbox' as const };
+    await inUnitContext({ runtime: { handlers: [gvisor], default_handler: 'gvisor' } }, async (u) => {
+      const response = await runtimeStatusCall(u.ctx, statusRequest(false));
+      const unnamed = response.runtime_handlers?.find((h) => h.name === '');
+      assert.deepEqual([unnamed?.features?.user_namespaces, unnamed?.features?.recursive_read_only_mounts], [false, false]);
+    });
+  });
 });

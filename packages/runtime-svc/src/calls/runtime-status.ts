@@ -26,10 +26,11 @@ export async function runtimeStatusCall(ctx: RuntimeContext, request: cri.Status
   const { file, ...network } = await networkCondition(ctx);
   const response: cri.StatusResponse = {
     status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, network] },
-    runtime_handlers: ctx.handlers.entries().map(([name, h]) => ({
-      name,
-      features: { recursive_read_only_mounts: featuresOf(h.kind).recursiveReadOnlyMounts, user_namespaces: featuresOf(h.kind).userNamespaces },
-    })),
+    runtime_handlers: ctx.handlers.entries().map(([name, h]) => {
+      // A pod that names no handler runs under runtime.default_handler: "" offers what that one does.
+      const kind = name === '' && ctx.config.runtime.default_handler ? ctx.handlers.resolve(ctx.config.runtime.default_handler).kind : h.kind;
+      return { name, features: { recursive_read_only_mounts: featuresOf(kind).recursiveReadOnlyMounts, user_namespaces: featuresOf(kind).userNamespaces } };
+    }),
     features: { supplemental_groups_policy: true, user_namespaces_host_network: false, mount_options: true },
   };
   if (request.verbose) {
