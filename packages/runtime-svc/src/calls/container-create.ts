@@ -10,7 +10,7 @@ import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
 import { adaptSpecToSandbox, checkContainerFeatures } from '../oci/sandboxed-spec.js';
-import { withSubmountsOfReadonlyBinds } from '../oci/sandboxed-submounts.js';
+import { isNonRecursiveReadonlyBind, withSubmountsOfReadonlyBinds } from '../oci/sandboxed-submounts.js';
 import { mountEntries } from '../mounts/mountinfo.js';
 import { requireSandbox } from '../sandbox/require-sandbox.js';
 import { sandboxIsReady } from '../sandbox/sandbox-state.js';
@@ -274,7 +274,10 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         if (spec.linux.cgroupsPath) rec.cgroupsPath = spec.linux.cgroupsPath;
         timer.mark('NRI');
       }
-      if (handler.kind === 'sandbox') spec.mounts = withSubmountsOfReadonlyBinds(spec.mounts ?? [], await mountEntries());
+      // The host's mount table is read only when a bind it could sit below needs it.
+      if (handler.kind === 'sandbox' && (spec.mounts ?? []).some(isNonRecursiveReadonlyBind)) {
+        spec.mounts = withSubmountsOfReadonlyBinds(spec.mounts ?? [], await mountEntries());
+      }
       if (userns) {
         // runc id-maps the binds in the container's mount namespace; image volumes stand on id-mapped layers already.
         await checkIdmappable(userns.path, bindSourcesOf(spec.mounts, madeOfMappedLayers));

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { MountEntry } from '../mounts/mountinfo.js';
 import type { Mount } from './runtime-spec.js';
 
-function isNonRecursiveReadonlyBind(m: Mount): boolean {
+export function isNonRecursiveReadonlyBind(m: Mount): boolean {
   const options = m.options ?? [];
   return m.type === 'bind' && m.source !== undefined && options.includes('ro') && !options.includes('rro');
 }
