@@ -42,6 +42,7 @@ before(async () => {
 after(async () => {
   await node?.stop();
   await h?.stop();
+  await node?.removeCgroupRoot();
 });
 
 function container(name: string, script: string, extra: Partial<V1Container> = {}): V1Container {

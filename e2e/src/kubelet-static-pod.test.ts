@@ -34,6 +34,7 @@ before(async () => {
 after(async () => {
   await node?.stop();
   await h?.stop();
+  await node?.removeCgroupRoot();
 });
 
 test('a static pod runs from its manifest', async () => {

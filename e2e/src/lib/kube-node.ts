@@ -17,6 +17,8 @@
  *     kubeletPid(): Promise<number | undefined>
  *     restartKubelet(): Promise<void>
  *     stop(): Promise<void>                          deletes the pods it knows, then `kube-node.sh down`
+ *     removeCgroupRoot(): Promise<void>              once the runtime removed the kubelet's pods: the
+ *                                                    cgroups the kubelet made; throws if one stays
  *   }
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -24,6 +26,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
+import { cgroupExistsAnywhere, removeCgroupEverywhere } from '@skiff/test-support';
 import { getFreePort } from './free-port.js';
 import { kubeToolsBin } from './kube-tools.js';
 import { REPO_ROOT, until, type SkiffInstance } from './skiff-instance.js';
@@ -62,6 +65,7 @@ export interface KubeNode {
   kubeletPid(): Promise<number | undefined>;
   restartKubelet(): Promise<void>;
   stop(): Promise<void>;
+  removeCgroupRoot(): Promise<void>;
 }
 
 export async function startKubeNode(skiff: SkiffInstance, options: KubeNodeOptions = {}): Promise<KubeNode> {
@@ -150,6 +154,12 @@ export async function startKubeNode(skiff: SkiffInstance, options: KubeNodeOptio
       }
       await script('down');
       await removeDir(join(dir, '..'));
+    },
+    // `down` leaves the pod cgroups that still held containers: the kubelet is gone before the
+    // runtime has stopped them, so they can only go once the test's runtime removed its pods.
+    async removeCgroupRoot() {
+      await removeCgroupEverywhere(cgroupRoot);
+      if (await cgroupExistsAnywhere(cgroupRoot)) throw new Error(`the kubelet's cgroup root ${cgroupRoot} is still there after the runtime removed every pod`);
     },
   };
   try {

@@ -32,9 +32,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, rm, rmdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { removeCgroupEverywhere } from '@skiff/test-support';
 import { callUnary, createRuntimeClient, type cri, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
 import { pushTestImage, type TestImageName } from './image-catalogue.js';
 import { startRegistry, type Registry } from './registry.js';
@@ -52,7 +53,6 @@ import {
 import { startSkiff, type SkiffInstance, type SkiffOptions } from './skiff-instance.js';
 
 const run = promisify(execFile);
-const CGROUP_ROOT = '/sys/fs/cgroup';
 
 export interface RuntimeHarnessOptions {
   images?: readonly TestImageName[];
@@ -332,15 +332,5 @@ export function startRuntimeHarness(options: RuntimeHarnessOptions = {}): Promis
   return RuntimeHarness.start(options);
 }
 
-async function removeTree(dir: string): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isDirectory()) await removeTree(join(dir, e.name));
-  await rmdir(dir).catch(() => undefined);
-}
-
 /** Removes a cgroup and the ones below it from every mounted hierarchy, as far as they are empty. */
-export async function removeCgroupTree(parent: string): Promise<void> {
-  const rel = parent.replace(/^\/+/, '');
-  if (!rel) return;
-  for (const hierarchy of await readdir(CGROUP_ROOT).catch(() => [] as string[])) await removeTree(join(CGROUP_ROOT, hierarchy, rel));
-}
+export const removeCgroupTree = removeCgroupEverywhere;
