@@ -161,6 +161,7 @@ describe('NRI', () => {
     try {
       const lines = (await readFile(log, 'utf8')).trim().split('\n');
       for (const p of [pod, ...large]) assert.ok(lines.includes(`Synchronize ${p.config.metadata?.name} -`), `${p.config.metadata?.name} in ${lines.join(', ')}`);
+      assert.ok(logged('NRI Synchronize split into several requests', '10-split-logger'));
       assert.ok(!logged('NRI plugin disconnected', '10-split-logger'));
     } finally {
       await logger.stop();

@@ -94,6 +94,7 @@ export class NriPlugin {
    */
   async synchronize(pods: nri.PodSandbox[], containers: nri.Container[]): Promise<nri.ContainerUpdate__Output[] | undefined> {
     const messages = synchronizeMessages(pods, containers);
+    if (messages.length > 1) this.log.info({ plugin: this.name, requests: messages.length, pods: pods.length, containers: containers.length }, 'NRI Synchronize split into several requests');
     for (const [i, message] of messages.entries()) {
       const reply = await this.call('Synchronize', message);
       if (!reply || this.isClosed) return undefined;
