@@ -1,8 +1,8 @@
 /**
  * Pods as the kubelet runs them on Skiff, through a real API server and kubectl: init and app
  * containers, probes and restarts, resources, volumes, host ports, logs and their rotation, exec,
- * attach, cp and port-forward, a RuntimeClass for gVisor, restarts of the kubelet and of each
- * Skiff daemon, and deletion.
+ * attach, cp and port-forward, a RuntimeClass for gVisor, an NRI plugin adjusting a pod's container,
+ * restarts of the kubelet and of each Skiff daemon, and deletion.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +17,7 @@ import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-n
 import { callUnary } from '@skiff/proto';
 import { getFreePort } from './lib/free-port.js';
 import { startKubeNode, type KubeNode } from './lib/kube-node.js';
+import { nriPluginBinary, startNriPlugin } from './lib/nri-plugins.js';
 import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
 import { until } from './lib/skiff-instance.js';
 
@@ -364,6 +365,23 @@ describe('a RuntimeClass for the gVisor handler', () => {
     assert.equal(items[0]!.runtime_handler, 'runsc');
     await node.kubectl(['delete', 'pod', POD, '--grace-period=1']);
     await node.waitForPodGone(POD);
+  });
+});
+
+describe('an NRI plugin on the node', () => {
+  test("adjusts a pod's container made through the API server: its environment variable and rlimit are in the running container", async () => {
+    const binary = await nriPluginBinary();
+    const registered = () => h.skiff.output().split('\n').some((l) => l.includes('NRI plugin registered') && l.includes('"20-kube-adjust"'));
+    const plugin = await startNriPlugin(binary, join(h.skiff.runDir, 'nri.sock'), ['-name', 'kube-adjust', '-idx', '20', '-mode', 'adjust', '-only', 'nri-', '-env', 'NRI_ADJUSTED=by-plugin', '-nofile', '4242'], registered);
+    const POD = 'nri-adjusted';
+    try {
+      await node.apply(podObject(POD, { containers: [container('nri-app', 'exec sleep 3600')] }));
+      await node.waitForPod(POD, 'to run', isRunning);
+      assert.equal(await exec(POD, 'nri-app', 'echo "$NRI_ADJUSTED $(ulimit -n)"'), 'by-plugin 4242\n');
+    } finally {
+      await plugin.stop();
+      await node.kubectl(['delete', 'pod', POD, '--grace-period=1']);
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * NRI through the CRI: plugins built on containerd/nri's plugin stub register on the root-only
- * socket; a message larger than the Go side reads at once reaches it; a logger sees every event
- * of a pod's life in order, a container's own exit as its stop; a pod is taken in by the plugins
+ * socket; a message larger than the Go side reads at once reaches it, and a Synchronize larger than
+ * a ttrpc message reaches it split; a logger sees every event of a pod's life in order, a
+ * container's own exit as its stop; a pod is taken in by the plugins
  * before it is listed, and one a plugin refuses is undone; an adjusting plugin's environment,
  * device, OCI hook, rlimit and annotation reach the container; a validator's refusal and a conflict
  * of two plugins fail CreateContainer with the plugins named and nothing left; a plugin that hangs
@@ -149,6 +150,25 @@ describe('NRI', () => {
       assert.ok(!logged('NRI plugin disconnected', '10-large-logger'));
     } finally {
       await logger.stop();
+    }
+  });
+
+  test('a Synchronize over the 4 MiB ttrpc limit (five pods of 1 MiB of annotations) reaches the stub in several requests, whole', async () => {
+    const large = [];
+    for (let i = 0; i < 5; i++) large.push(await h.runPod({ annotations: { 'nri.skiff.test/blob': String(i).repeat(1 << 20) } }));
+    const log = join(base, 'split-sync.log');
+    const logger = await plugin('split-logger', '10', ['-mode', 'logger', '-log', log]);
+    try {
+      const lines = (await readFile(log, 'utf8')).trim().split('\n');
+      for (const p of [pod, ...large]) assert.ok(lines.includes(`Synchronize ${p.config.metadata?.name} -`), `${p.config.metadata?.name} in ${lines.join(', ')}`);
+      assert.ok(logged('NRI Synchronize split into several requests', '10-split-logger'));
+      assert.ok(!logged('NRI plugin disconnected', '10-split-logger'));
+    } finally {
+      await logger.stop();
+      for (const p of large) {
+        await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 30_000 });
+        await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 30_000 });
+      }
     }
   });
 

@@ -1,5 +1,6 @@
 import type { Logger } from '@skiff/common';
-import { NriConnection, TtrpcCallError, TtrpcCode, type PluginMethod, type PluginRequest, type PluginResponse } from '@skiff/proto';
+import { NriConnection, TtrpcCallError, TtrpcCode, type nri, type PluginMethod, type PluginRequest, type PluginResponse } from '@skiff/proto';
+import { synchronizeMessages } from './sync-messages.js';
 
 /** NRI's events, by their Event enum number; a plugin subscribes with bit (event - 1). */
 export const NriEvent = {
@@ -81,5 +82,27 @@ export class NriPlugin {
       this.log.warn({ plugin: this.name, method, err: (err as Error).message }, 'NRI plugin failed a request; going on without it');
       return undefined;
     }
+  }
+
+  /**
+   * Synchronize with the pods and containers given, in as many requests as keep each under
+   * ttrpc's limit: the plugin answers every request but the last with `more` and no updates (as
+   * containerd/nri's stub does), and the last with its updates. A plugin that answers otherwise
+   * does not handle a split Synchronize: it throws, and the caller disconnects it. Undefined when
+   * a transport failure dropped the plugin; NriSyncTooLargeError when one pod or container alone
+   * is over the limit.
+   */
+  async synchronize(pods: nri.PodSandbox[], containers: nri.Container[]): Promise<nri.ContainerUpdate__Output[] | undefined> {
+    const messages = synchronizeMessages(pods, containers);
+    if (messages.length > 1) this.log.info({ plugin: this.name, requests: messages.length, pods: pods.length, containers: containers.length }, 'NRI Synchronize split into several requests');
+    for (const [i, message] of messages.entries()) {
+      const reply = await this.call('Synchronize', message);
+      if (!reply || this.isClosed) return undefined;
+      if (!message.more) return reply.update;
+      if (!reply.more || reply.update.length > 0) {
+        throw new Error(`it does not handle a Synchronize split into ${messages.length} requests: it answered request ${i + 1} ${reply.more ? 'with updates' : 'without "more"'}`);
+      }
+    }
+    return undefined;
   }
 }

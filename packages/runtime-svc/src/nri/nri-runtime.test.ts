@@ -16,7 +16,9 @@ let count = 0;
 
 const pod = { id: 'pod1', metadata: { name: 'web', uid: 'u1', namespace: 'default', attempt: 0 }, labels: {}, annotations: {}, runtimeHandler: '', cgroupParent: '/p', cgroupsPath: '/p/pod1', ips: [] } as unknown as SandboxRecord;
 
-async function runtime(requestTimeoutMs = 1000, containers?: NriContainerControl): Promise<NriRuntime> {
+type Snapshot = { pods: SandboxRecord[]; containers: ContainerRecord[] };
+
+async function runtime(requestTimeoutMs = 1000, containers?: NriContainerControl, snapshot: () => Snapshot = () => ({ pods: [pod], containers: [] })): Promise<NriRuntime> {
   const socket = join(dir, `nri${count++}.sock`);
   const nri = new NriRuntime({
     socket,
@@ -26,7 +28,7 @@ async function runtime(requestTimeoutMs = 1000, containers?: NriContainerControl
     requestTimeoutMs,
     runtimeVersion: 'test',
     log: createLogger('nri-test', 'fatal'),
-    snapshot: () => ({ pods: [pod], containers: [] }),
+    snapshot,
     containers,
   });
   await nri.listen();
@@ -212,4 +214,58 @@ test("an answer's updates and evictions are carried out after it; UpdateContaine
   await nri.notifyContainer('UpdateContainer', pod, container('c2'), {}, '10-answering');
   await nri.notifyContainer('UpdateContainer', pod, container('c4'), {});
   assert.deepEqual(told, ['c4']);
+});
+
+/** `count` pods of about `bytes` of annotations each, and a container in each. */
+function largeNode(count: number, bytes: number): Snapshot {
+  const pods = Array.from({ length: count }, (_, i) => ({ ...pod, id: `pod${i}`, metadata: { ...pod.metadata, name: `web${i}` }, annotations: { blob: String(i % 10).repeat(bytes) } }) as unknown as SandboxRecord);
+  const containers = pods.map((p, i) => ({ ...container(`c${i}`), sandboxId: p.id }) as unknown as ContainerRecord);
+  return { pods, containers };
+}
+
+test('a Synchronize over the ttrpc limit goes in several requests, "more" on all but the last; the last answer\'s updates are carried out', async () => {
+  const control = recordingControl();
+  const node = largeNode(12, 512 * 1024);
+  const nri = await runtime(5000, control, () => node);
+  const plugin = await pluginConnection(nri);
+  const requests: { pods: string[]; containers: string[]; more: boolean }[] = [];
+  plugin.servePlugin('Configure', async () => ({ events: 1 }));
+  plugin.servePlugin('Synchronize', async (request) => {
+    requests.push({ pods: request.pods.map((p) => p.name), containers: request.containers.map((c) => c.id), more: request.more });
+    return request.more ? { more: true } : { update: [memoryUpdate('c3', 8192)] };
+  });
+  await plugin.callRuntime('RegisterPlugin', { plugin_name: 'collector', plugin_idx: '10' }, 1000);
+  await until(() => nri.pluginNames().includes('10-collector'));
+  assert.ok(requests.length >= 2, `${requests.length} requests`);
+  assert.deepEqual(requests.map((r) => r.more), [...requests.slice(1).map(() => true), false]);
+  assert.deepEqual(requests.flatMap((r) => r.pods), node.pods.map((p) => p.metadata.name));
+  assert.deepEqual(requests.flatMap((r) => r.containers), node.containers.map((c) => c.id));
+  await until(() => control.done.length === 1);
+  assert.deepEqual(control.done, ['update(8192) by 10-collector c3']);
+});
+
+test('a plugin that answers a split Synchronize as if it were whole is disconnected; so is every plugin while a pod is too large to send', async () => {
+  const nri = await runtime(5000, undefined, () => largeNode(12, 512 * 1024));
+  const plugin = await pluginConnection(nri);
+  const closed = new Promise((resolve) => plugin.onClose(resolve));
+  plugin.servePlugin('Configure', async () => ({ events: 1 }));
+  plugin.servePlugin('Synchronize', async () => ({}));
+  await plugin.callRuntime('RegisterPlugin', { plugin_name: 'unsplit', plugin_idx: '10' }, 1000);
+  await closed;
+  assert.deepEqual(nri.pluginNames(), []);
+
+  const huge = largeNode(1, 5 * 1024 * 1024);
+  const refusing = await runtime(5000, undefined, () => huge);
+  const second = await pluginConnection(refusing);
+  const secondClosed = new Promise((resolve) => second.onClose(resolve));
+  let synchronized = 0;
+  second.servePlugin('Configure', async () => ({ events: 1 }));
+  second.servePlugin('Synchronize', async () => {
+    synchronized += 1;
+    return {};
+  });
+  await second.callRuntime('RegisterPlugin', { plugin_name: 'late', plugin_idx: '10' }, 1000);
+  await secondClosed;
+  assert.equal(synchronized, 0);
+  assert.deepEqual(refusing.pluginNames(), []);
 });

@@ -8,6 +8,7 @@ import { emptyAdjustment, mergeAdjustment, NriConflictError, NriUnsupportedError
 import { nriAdjustment, nriContainer, nriOwners, nriPod } from './nri-messages.js';
 import { NriEvent, NriPlugin, NriPluginFailure, VALID_EVENT_MASK } from './nri-plugin.js';
 import { launchPreinstalledPlugins, type LaunchedPlugin } from './plugin-launcher.js';
+import { NriSyncTooLargeError } from './sync-messages.js';
 
 export interface NriRuntimeOptions {
   socket: string;
@@ -185,9 +186,15 @@ export class NriRuntime {
     // Events from the snapshot on wait until the plugin is in the list: it misses none.
     const { pods, containers } = this.o.snapshot();
     const synchronizing = (async () => {
-      const synchronized = await plugin.call('Synchronize', { pods: pods.map(nriPod), containers: containers.map((c) => nriContainer(c)), more: false });
-      if (!synchronized || plugin.isClosed) return;
-      this.carryOutLater(plugin, 'Synchronize', synchronized.update, []);
+      let updates;
+      try {
+        updates = await plugin.synchronize(pods.map(nriPod), containers.map((c) => nriContainer(c)));
+      } catch (err) {
+        if (err instanceof NriSyncTooLargeError) this.o.log.error({ plugin: plugin.name, err: err.message }, 'NRI plugin cannot be synchronized: shrink the labels and annotations of that pod or container, or remove it');
+        throw err;
+      }
+      if (!updates || plugin.isClosed) return;
+      this.carryOutLater(plugin, 'Synchronize', updates, []);
       this.plugins = [...this.plugins, plugin].sort((a, b) => (a.index === b.index ? a.base.localeCompare(b.base) : a.index.localeCompare(b.index)));
       this.o.log.info({ plugin: plugin.name, events: plugin.events, plugins: this.pluginNames() }, 'NRI plugin registered');
     })();
