@@ -35,9 +35,9 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
 
   const sandboxDir = (id: string): string => join(d.root, 'runtime', 'sandboxes', id);
 
-  async function verbose(id: string): Promise<{ status: cri.PodSandboxStatus__Output; info: { pid: number; netnsPath: string } }> {
+  async function verbose(id: string): Promise<{ status: cri.PodSandboxStatus__Output; info: { pid: number; pause: boolean; netnsPath: string } }> {
     const r = await callUnary(d.client, 'PodSandboxStatus', { pod_sandbox_id: id, verbose: true });
-    return { status: r.status!, info: JSON.parse(r.info['info'] ?? '{}') as { pid: number; netnsPath: string } };
+    return { status: r.status!, info: JSON.parse(r.info['info'] ?? '{}') as { pid: number; pause: boolean; netnsPath: string } };
   }
 
   it('runs a networked pod: catatonit in new namespaces with the pod hostname, DNS, hosts, /dev/shm, sysctls and host ports', async () => {
@@ -172,7 +172,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     for (const id of [a, b]) await eventually(`the cgroup of ${id} removed`, async () => !(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`)));
   });
 
-  it('runs a host-network pod without a namespace or address of its own, under a named handler', async () => {
+  it('runs a host-network pod without a namespace, address or pause process of its own, under a named handler', async () => {
     const config = podConfig(logs, { hostname: '', linux: { security_context: { namespace_options: { network: 'NODE', pid: 'NODE', ipc: 'NODE' } } } });
     const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config, runtime_handler: 'alt' });
     try {
@@ -181,8 +181,11 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
       assert.equal(s.runtime_handler, 'alt');
       assert.equal(s.network?.ip, '');
       assert.equal(info.netnsPath, '');
-      for (const ns of ['net', 'ipc', 'uts', 'pid']) assert.equal(await fs.readlink(`/proc/${info.pid}/ns/${ns}`), await fs.readlink(`/proc/self/ns/${ns}`), ns);
-      assert.equal(await exists(join(d.runDir, 'runtimes', 'alt', id)), true, 'the handler keeps its own runc state');
+      // Nothing of its own to hold: no pause, so nothing its runtime runs, and no namespace file.
+      assert.equal(info.pause, false);
+      assert.equal(info.pid, 0);
+      assert.equal(await exists(join(d.runDir, 'runtimes', 'alt', id)), false, 'no runc state');
+      for (const ns of ['ipcns', 'utsns', 'pidns']) assert.equal(await exists(join(sandboxDir(id), ns)), false, ns);
       assert.equal(await fs.readFile(join(sandboxDir(id), 'hosts'), 'utf8'), await fs.readFile('/etc/hosts', 'utf8'));
     } finally {
       await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });

@@ -1,0 +1,145 @@
+/*
+ * A pod's IPC and UTS namespaces, made without a process to hold them (a pod without a pause).
+ * scripts/setup.sh builds it into helpers/bin/pod-ipc-uts.
+ *
+ * Usage:
+ *   pod-ipc-uts USERNS_FILE HOSTNAME KIND FILE [KIND FILE]
+ *       KIND is ipc or uts. A child joins the pod's user namespace (USERNS_FILE, a bind-mounted
+ *       namespace; "" for none), so that the namespaces it makes belong to it, unshares the
+ *       KINDs in one unshare(2) and sets HOSTNAME in the new UTS namespace ("" leaves the name it
+ *       inherited). This process, which stays in the host's user and mount namespaces (a process
+ *       in a child user namespace could not mount there), creates each FILE (it must not exist)
+ *       and bind-mounts the child's namespace onto it, which keeps it alive; then the child exits.
+ *       No process stays behind. All or nothing: on a failure the mounts already made are undone
+ *       and the files made are removed.
+ *
+ * Exit status: 0 done; 1 failed (the reason on stderr); 2 usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+enum { MAX_PINS = 2, HOSTNAME_MAX = 64 };
+
+static int kind_flag(const char *kind) {
+  if (strcmp(kind, "ipc") == 0) return CLONE_NEWIPC;
+  if (strcmp(kind, "uts") == 0) return CLONE_NEWUTS;
+  return 0;
+}
+
+/*
+ * The child: joins the user namespace, unshares, sets the hostname; reports 0, or a step number
+ * and its errno, on `report`, then waits for `release` to close.
+ */
+static void child(const char *userns_file, int flags, const char *name, int report, int release) {
+  int answer[2] = {0, 0};
+  if (userns_file != NULL) {
+    int fd = open(userns_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0) answer[0] = 1, answer[1] = errno;
+    if (fd >= 0) close(fd);
+  }
+  if (answer[0] == 0 && unshare(flags) < 0) answer[0] = 2, answer[1] = errno;
+  if (answer[0] == 0 && name != NULL && sethostname(name, strlen(name)) < 0) answer[0] = 3, answer[1] = errno;
+  if (write(report, answer, sizeof answer) != sizeof answer) _exit(1);
+  char byte;
+  while (read(release, &byte, 1) < 0 && errno == EINTR) {
+  }
+  _exit(0);
+}
+
+int main(int argc, char **argv) {
+  int pins = (argc - 3) / 2;
+  if (argc < 5 || (argc - 3) % 2 != 0 || pins > MAX_PINS) {
+    fprintf(stderr, "usage: pod-ipc-uts USERNS_FILE HOSTNAME KIND FILE [KIND FILE] (\"\" for no user namespace, no hostname)\n");
+    return EXIT_USAGE;
+  }
+  const char *userns_file = argv[1][0] == '\0' ? NULL : argv[1];
+  const char *name = argv[2][0] == '\0' ? NULL : argv[2];
+  if (name != NULL && strlen(name) > HOSTNAME_MAX) {
+    fprintf(stderr, "pod-ipc-uts: the hostname is longer than %d bytes\n", HOSTNAME_MAX);
+    return EXIT_USAGE;
+  }
+  int flags = 0;
+  for (int i = 0; i < pins; i++) {
+    int flag = kind_flag(argv[3 + 2 * i]);
+    if (flag == 0 || (flags & flag) != 0) {
+      fprintf(stderr, "pod-ipc-uts: \"%s\" is not ipc or uts, or is named twice\n", argv[3 + 2 * i]);
+      return EXIT_USAGE;
+    }
+    flags |= flag;
+  }
+  if (name != NULL && (flags & CLONE_NEWUTS) == 0) {
+    fprintf(stderr, "pod-ipc-uts: a hostname needs a uts namespace\n");
+    return EXIT_USAGE;
+  }
+
+  int report[2], release[2];
+  if (pipe2(report, O_CLOEXEC) < 0 || pipe2(release, O_CLOEXEC) < 0) {
+    perror("pipe");
+    return EXIT_FAILED;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return EXIT_FAILED;
+  }
+  if (pid == 0) {
+    close(report[0]);
+    close(release[1]);
+    child(userns_file, flags, name, report[1], release[0]);
+  }
+  close(report[1]);
+  close(release[0]);
+
+  static const char *const STEPS[] = {"", "joining the user namespace", "unshare", "sethostname"};
+  int status = EXIT_FAILED;
+  int answer[2];
+  int made = 0;
+  ssize_t got;
+  do got = read(report[0], answer, sizeof answer);
+  while (got < 0 && errno == EINTR);
+  if (got != sizeof answer) {
+    fprintf(stderr, "the namespace child exited before it unshared\n");
+  } else if (answer[0] != 0) {
+    fprintf(stderr, "%s%s%s: %s\n", STEPS[answer[0] < 4 ? answer[0] : 0], answer[0] == 1 ? " " : "", answer[0] == 1 ? userns_file : "", strerror(answer[1]));
+  } else {
+    status = 0;
+    char path[64];
+    for (; made < pins; made++) {
+      const char *file = argv[4 + 2 * made];
+      int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+      if (fd < 0) {
+        fprintf(stderr, "creating %s: %s\n", file, strerror(errno));
+        status = EXIT_FAILED;
+        break;
+      }
+      close(fd);
+      snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, argv[3 + 2 * made]);
+      if (mount(path, file, NULL, MS_BIND, NULL) < 0) {
+        fprintf(stderr, "bind-mounting %s onto %s: %s\n", path, file, strerror(errno));
+        unlink(file);
+        status = EXIT_FAILED;
+        break;
+      }
+    }
+  }
+  if (status != 0) {
+    for (int i = 0; i < made; i++) {
+      const char *file = argv[4 + 2 * i];
+      if (umount2(file, MNT_DETACH) < 0) fprintf(stderr, "cleanup: umount %s: %s\n", file, strerror(errno));
+      else unlink(file);
+    }
+  }
+  close(release[1]);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
