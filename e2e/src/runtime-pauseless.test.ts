@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { busyboxEchoServer } from '@skiff/test-support';
-import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually, wsForwardOnce } from './lib/stream-client.js';
 
 const run = promisify(execFile);
@@ -85,12 +85,6 @@ async function mountsOf(pod: Pod): Promise<string[]> {
   return (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((line) => line.includes(pod.id));
 }
 
-async function killRuntimeService(): Promise<void> {
-  const pid = (await h.skiff.servicePid('runtime-svc'))!;
-  process.kill(pid, 'SIGKILL');
-  await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
-  await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
-}
 
 async function podStats(pod: Pod): Promise<cri.PodSandboxStats__Output> {
   const { stats } = await callUnary(h.runtime, 'PodSandboxStats', { pod_sandbox_id: pod.id }, { timeoutMs: 10_000 });
@@ -173,7 +167,7 @@ describe('pods with and without a pause process', () => {
         assert.ok(Number(stats.linux?.process?.process_count?.value ?? 0) >= 2, 'the pod counts its processes');
         assert.equal(stats.linux?.containers.length, 2);
 
-        await killRuntimeService();
+        await h.killRuntimeService();
         assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_READY', 'ready after the restart');
         assert.deepEqual(await catatonitsOf(pod), pauses, 'the same pause, or none, after the restart');
         const late = await runIn(pod);
@@ -236,7 +230,7 @@ describe('pods with and without a pause process', () => {
     const owner = await run('nsenter', [`--user=${join(sandboxDir(pod), 'userns')}`, `--uts=${join(sandboxDir(pod), 'utsns')}`, 'hostname']);
     assert.equal(owner.stdout.trim(), pod.config.hostname);
     assert.equal(await inside(app, ['stat', '-c', '%u', '/bin/busybox']), '0');
-    await killRuntimeService();
+    await h.killRuntimeService();
     assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_READY');
     await runIn(pod);
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
@@ -247,7 +241,7 @@ describe('pods with and without a pause process', () => {
   test('a pod without a pause whose namespaces are gone when runtime-svc starts again (a reboot) is not ready, and stops and goes cleanly', async () => {
     const pod = await runcPod(podConfig({ pid: 'CONTAINER' }));
     await run('umount', ['--lazy', join(sandboxDir(pod), 'ipcns')]);
-    await killRuntimeService();
+    await h.killRuntimeService();
     assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_NOTREADY');
     await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });

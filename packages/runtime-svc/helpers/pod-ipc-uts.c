@@ -22,9 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "ns-child.h"
+#include "ns-files.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 enum { MAX_PINS = 2, HOSTNAME_MAX = 64 };
@@ -35,24 +36,24 @@ static int kind_flag(const char *kind) {
   return 0;
 }
 
-/*
- * The child: joins the user namespace, unshares, sets the hostname; reports 0, or a step number
- * and its errno, on `report`, then waits for `release` to close.
- */
-static void child(const char *userns_file, int flags, const char *name, int report, int release) {
+struct request {
+  const char *userns_file;
+  int flags;
+  const char *name;
+};
+
+/* The child: joins the user namespace, unshares, sets the hostname; reports 0, or a step number and its errno. */
+static void child(void *arg, int report) {
+  const struct request *r = arg;
   int answer[2] = {0, 0};
-  if (userns_file != NULL) {
-    int fd = open(userns_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (r->userns_file != NULL) {
+    int fd = open(r->userns_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0) answer[0] = 1, answer[1] = errno;
     if (fd >= 0) close(fd);
   }
-  if (answer[0] == 0 && unshare(flags) < 0) answer[0] = 2, answer[1] = errno;
-  if (answer[0] == 0 && name != NULL && sethostname(name, strlen(name)) < 0) answer[0] = 3, answer[1] = errno;
+  if (answer[0] == 0 && unshare(r->flags) < 0) answer[0] = 2, answer[1] = errno;
+  if (answer[0] == 0 && r->name != NULL && sethostname(r->name, strlen(r->name)) < 0) answer[0] = 3, answer[1] = errno;
   if (write(report, answer, sizeof answer) != sizeof answer) _exit(1);
-  char byte;
-  while (read(release, &byte, 1) < 0 && errno == EINTR) {
-  }
-  _exit(0);
 }
 
 int main(int argc, char **argv) {
@@ -61,85 +62,46 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: pod-ipc-uts USERNS_FILE HOSTNAME KIND FILE [KIND FILE] (\"\" for no user namespace, no hostname)\n");
     return EXIT_USAGE;
   }
-  const char *userns_file = argv[1][0] == '\0' ? NULL : argv[1];
-  const char *name = argv[2][0] == '\0' ? NULL : argv[2];
-  if (name != NULL && strlen(name) > HOSTNAME_MAX) {
+  struct request r = {argv[1][0] == '\0' ? NULL : argv[1], 0, argv[2][0] == '\0' ? NULL : argv[2]};
+  if (r.name != NULL && strlen(r.name) > HOSTNAME_MAX) {
     fprintf(stderr, "pod-ipc-uts: the hostname is longer than %d bytes\n", HOSTNAME_MAX);
     return EXIT_USAGE;
   }
-  int flags = 0;
   for (int i = 0; i < pins; i++) {
     int flag = kind_flag(argv[3 + 2 * i]);
-    if (flag == 0 || (flags & flag) != 0) {
+    if (flag == 0 || (r.flags & flag) != 0) {
       fprintf(stderr, "pod-ipc-uts: \"%s\" is not ipc or uts, or is named twice\n", argv[3 + 2 * i]);
       return EXIT_USAGE;
     }
-    flags |= flag;
+    r.flags |= flag;
   }
-  if (name != NULL && (flags & CLONE_NEWUTS) == 0) {
+  if (r.name != NULL && (r.flags & CLONE_NEWUTS) == 0) {
     fprintf(stderr, "pod-ipc-uts: a hostname needs a uts namespace\n");
     return EXIT_USAGE;
   }
 
-  int report[2], release[2];
-  if (pipe2(report, O_CLOEXEC) < 0 || pipe2(release, O_CLOEXEC) < 0) {
-    perror("pipe");
-    return EXIT_FAILED;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    return EXIT_FAILED;
-  }
-  if (pid == 0) {
-    close(report[0]);
-    close(release[1]);
-    child(userns_file, flags, name, report[1], release[0]);
-  }
-  close(report[1]);
-  close(release[0]);
-
+  struct ns_child c;
+  if (ns_child_start(&c, child, &r) < 0) return EXIT_FAILED;
   static const char *const STEPS[] = {"", "joining the user namespace", "unshare", "sethostname"};
   int status = EXIT_FAILED;
   int answer[2];
   int made = 0;
-  ssize_t got;
-  do got = read(report[0], answer, sizeof answer);
-  while (got < 0 && errno == EINTR);
-  if (got != sizeof answer) {
+  if (ns_child_read(&c, answer, sizeof answer) < 0) {
     fprintf(stderr, "the namespace child exited before it unshared\n");
   } else if (answer[0] != 0) {
-    fprintf(stderr, "%s%s%s: %s\n", STEPS[answer[0] < 4 ? answer[0] : 0], answer[0] == 1 ? " " : "", answer[0] == 1 ? userns_file : "", strerror(answer[1]));
+    fprintf(stderr, "%s%s%s: %s\n", STEPS[answer[0] < 4 ? answer[0] : 0], answer[0] == 1 ? " " : "", answer[0] == 1 ? r.userns_file : "", strerror(answer[1]));
   } else {
     status = 0;
     char path[64];
     for (; made < pins; made++) {
-      const char *file = argv[4 + 2 * made];
-      int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-      if (fd < 0) {
-        fprintf(stderr, "creating %s: %s\n", file, strerror(errno));
-        status = EXIT_FAILED;
-        break;
-      }
-      close(fd);
-      snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, argv[3 + 2 * made]);
-      if (mount(path, file, NULL, MS_BIND, NULL) < 0) {
-        fprintf(stderr, "bind-mounting %s onto %s: %s\n", path, file, strerror(errno));
-        unlink(file);
+      snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)c.pid, argv[3 + 2 * made]);
+      if (bind_onto_new_file(path, argv[3 + 2 * made], argv[4 + 2 * made]) < 0) {
         status = EXIT_FAILED;
         break;
       }
     }
   }
-  if (status != 0) {
-    for (int i = 0; i < made; i++) {
-      const char *file = argv[4 + 2 * i];
-      if (umount2(file, MNT_DETACH) < 0) fprintf(stderr, "cleanup: umount %s: %s\n", file, strerror(errno));
-      else unlink(file);
-    }
-  }
-  close(release[1]);
-  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-  }
+  if (status != 0) unbind_files(argv + 4, 2, made);
+  ns_child_finish(&c);
   return status;
 }
