@@ -99,6 +99,32 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: again.pod_sandbox_id });
   });
 
+  it("runs the kubelet's default pod without a pause: no runc, its IPC and UTS namespaces on files, its network in its stats, nothing left once removed", async () => {
+    const config = podConfig(logs, { hostname: 'web-1', linux: { security_context: { namespace_options: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } } });
+    const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config });
+    const dir = sandboxDir(id);
+    const { status: s, info } = await verbose(id);
+    assert.equal(s.state, 'SANDBOX_READY');
+    assert.deepEqual([info.pause, info.pid], [false, 0]);
+    assert.equal(await exists(join(d.runDir, 'runc', id)), false, 'runc never ran');
+    assert.equal(await exists(join(dir, 'pidns')), false, 'no PID namespace of its own');
+    const points = await mountPoints();
+    for (const file of ['ipcns', 'utsns', 'shm']) assert.ok(points.has(join(dir, file)), `${file} is mounted`);
+    const name = await runCommand('nsenter', [`--uts=${join(dir, 'utsns')}`, 'hostname'], { timeoutMs: 10_000 });
+    assert.equal(name.stdout.trim(), 'web-1');
+    const { stats } = await callUnary(d.client, 'PodSandboxStats', { pod_sandbox_id: id });
+    assert.ok(stats?.linux?.network?.interfaces.some((i) => i.name === 'eth0'), 'the pod network is read through its namespace');
+
+    await callUnary(d.client, 'StopPodSandbox', { pod_sandbox_id: id });
+    assert.equal((await verbose(id)).status.state, 'SANDBOX_NOTREADY');
+    const stopped = await mountPoints();
+    for (const file of ['ipcns', 'utsns', 'shm']) assert.ok(!stopped.has(join(dir, file)), `${file} is released`);
+    assert.deepEqual(await allocatedIps(d.ipamDir), []);
+    await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
+    await eventually('the removed sandbox cleaned up', async () => !(await exists(dir)));
+    assert.deepEqual([...(await mountPoints())].filter((m) => m.includes(id)), []);
+  });
+
   it('refuses a second sandbox with the same name, namespace, uid and attempt, naming the holder', async () => {
     const config = podConfig(logs);
     const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config });
