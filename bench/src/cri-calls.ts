@@ -12,7 +12,7 @@
  *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
  *     many idle `node` processes.
  *
- *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only | --runtime-only] [--steps] [--pod-pid POD|CONTAINER]
+ *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only | --runtime-only] [--steps] [--pod-pid POD|CONTAINER] [--pause-every-pod]
  *
  * --images-only: the image calls alone (PullImage, ImageStatus, ListImages, RemoveImage) with their
  * client cost and floors. --runtime-only: the pod and container calls alone with their floors.
@@ -21,6 +21,8 @@
  * line per call adds a little to every figure, so the figures to compare come from runs without).
  * --pod-pid: the pods' PID namespace mode: POD (the default; one PID namespace for the pod, so a
  * pause process) or CONTAINER (the kubelet's default pod: a PID namespace per container, no pause).
+ * --pause-every-pod: runtime.pause_every_pod = true, a pause for every pod (as before pods could
+ * go without one).
  */
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -550,6 +552,7 @@ async function main(): Promise<void> {
       'runtime-only': { type: 'boolean', default: false },
       steps: { type: 'boolean', default: false },
       'pod-pid': { type: 'string', default: 'POD' },
+      'pause-every-pod': { type: 'boolean', default: false },
     },
   });
   if (values['pod-pid'] !== 'POD' && values['pod-pid'] !== 'CONTAINER') throw new Error(`--pod-pid is POD or CONTAINER, not ${values['pod-pid']}`);
@@ -559,7 +562,11 @@ async function main(): Promise<void> {
   const pulls = Number(values.pulls);
   const runtimeOnly = values['runtime-only'] === true;
   // At info level, as a node runs it: debug would add a log line per call to every figure.
-  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: values.steps ? 'debug' : 'info' } });
+  const h = await startRuntimeHarness({
+    images: ['busybox'],
+    skiff: { logLevel: values.steps ? 'debug' : 'info' },
+    ...(values['pause-every-pod'] ? { config: 'pause_every_pod = true' } : {}),
+  });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
   const bare = new BareHttp2Client(h.skiff.runtimeSocket);
