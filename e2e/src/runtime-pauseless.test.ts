@@ -132,7 +132,8 @@ after(async () => {
 describe('pods with and without a pause process', () => {
   for (const kind of KINDS) {
     test(`${kind.name}: ${kind.pause ? 'a catatonit' : 'no catatonit'}, containers, exec, port-forward, stats, events, a SIGKILLed runtime-svc, stop and remove`, async () => {
-      const events = new Events();
+      // A restarted runtime-svc ends every stream: one subscription before the SIGKILL, one after.
+      let events = new Events();
       try {
         const pod = await runcPod(podConfig(kind.options));
         const info = await verboseInfo(pod);
@@ -167,7 +168,11 @@ describe('pods with and without a pause process', () => {
         assert.ok(Number(stats.linux?.process?.process_count?.value ?? 0) >= 2, 'the pod counts its processes');
         assert.equal(stats.linux?.containers.length, 2);
 
+        // Made and started, and nothing more: a pod without a pause has no process to be seen dying.
+        assert.deepEqual(events.typesOf(pod.id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT']);
+        events.close();
         await h.killRuntimeService();
+        events = new Events();
         assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_READY', 'ready after the restart');
         assert.deepEqual(await catatonitsOf(pod), pauses, 'the same pause, or none, after the restart');
         const late = await runIn(pod);
@@ -188,9 +193,8 @@ describe('pods with and without a pause process', () => {
         await h.settledInventory();
         assert.deepEqual(await mountsOf(pod), [], 'after RemovePodSandbox');
 
-        // Made, started, stopped (by StopPodSandbox alone: a pod without a pause has none to die) and deleted.
         await eventually('the removal event', async () => events.typesOf(pod.id).includes('CONTAINER_DELETED_EVENT'));
-        assert.deepEqual(events.typesOf(pod.id), ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
+        assert.deepEqual(events.typesOf(pod.id), ['CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT']);
       } finally {
         events.close();
       }
@@ -226,9 +230,10 @@ describe('pods with and without a pause process', () => {
     assert.equal(await inside(app, ['hostname']), pod.config.hostname);
     assert.equal(await inside(app, ['readlink', '/proc/self/ns/user']), `user:[${(await stat(join(sandboxDir(pod), 'userns'))).ino}]`);
     assert.equal(await inside(app, ['readlink', '/proc/self/ns/ipc']), `ipc:[${(await stat(join(sandboxDir(pod), 'ipcns'))).ino}]`);
-    // The namespace's owner is the pod's user namespace: in the container's view its root owns it.
-    const owner = await run('nsenter', [`--user=${join(sandboxDir(pod), 'userns')}`, `--uts=${join(sandboxDir(pod), 'utsns')}`, 'hostname']);
-    assert.equal(owner.stdout.trim(), pod.config.hostname);
+    // Its IPC and UTS namespaces belong to the pod's user namespace: its root may join and name them
+    // (setns from inside a user namespace into one the host's owns is refused).
+    const userns = `--user=${join(sandboxDir(pod), 'userns')}`;
+    await run('nsenter', [userns, `--ipc=${join(sandboxDir(pod), 'ipcns')}`, `--uts=${join(sandboxDir(pod), 'utsns')}`, 'hostname', pod.config.hostname ?? '']);
     assert.equal(await inside(app, ['stat', '-c', '%u', '/bin/busybox']), '0');
     await h.killRuntimeService();
     assert.equal((await h.podStatus(pod.id)).state, 'SANDBOX_READY');
