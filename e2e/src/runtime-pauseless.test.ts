@@ -5,13 +5,13 @@
  * Both run containers, exec, port-forward, report stats and events, come back after runtime-svc
  * is SIGKILLed, stop and are removed leaving nothing behind. A pod without a pause on the host
  * network and in a user namespace of its own, and one whose namespaces are gone when runtime-svc
- * starts again (as after a reboot), are covered too.
+ * starts again (as after a reboot), are covered too, and runtime.pause_every_pod changed by a reload.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,7 @@ import { callUnary, type cri } from '@skiff/proto';
 import { busyboxEchoServer } from '@skiff/test-support';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually, wsForwardOnce } from './lib/stream-client.js';
+import { SKIFF_ENTRY } from './lib/skiff-instance.js';
 
 const run = promisify(execFile);
 const ECHO_PORT = 8080;
@@ -241,6 +242,29 @@ describe('pods with and without a pause process', () => {
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     await h.settledInventory();
     assert.deepEqual(await mountsOf(pod), []);
+  });
+
+  test('runtime.pause_every_pod, set and unset by skiff reload, gives the pods made afterwards a pause or none', async () => {
+    const original = await readFile(h.skiff.configPath, 'utf8');
+    const reloadWith = async (text: string): Promise<void> => {
+      await writeFile(h.skiff.configPath, text);
+      const from = h.skiff.output().length;
+      await run(process.execPath, [SKIFF_ENTRY, 'reload', '--config', h.skiff.configPath]);
+      await eventually('runtime-svc to reload', async () => /"service":"runtime-svc".*"configuration reloaded"/.test(h.skiff.output().slice(from)), 20_000);
+    };
+    assert.match(original, /^\[runtime\]$/m);
+    await reloadWith(original.replace(/^\[runtime\]$/m, '[runtime]\npause_every_pod = true'));
+    const withPause = await runcPod(podConfig({ pid: 'CONTAINER' }));
+    await reloadWith(original);
+    const without = await runcPod(podConfig({ pid: 'CONTAINER' }));
+    assert.equal((await verboseInfo(withPause)).pause, true);
+    assert.equal((await catatonitsOf(withPause)).length, 1);
+    assert.equal((await verboseInfo(without)).pause, false);
+    assert.deepEqual(await catatonitsOf(without), []);
+    // A container of the pod with a pause, which asks for a PID namespace of its own, gets one.
+    const app = await runIn(withPause);
+    assert.equal(await inside(app, ['cat', '/proc/1/comm']), 'sleep');
+    for (const pod of [withPause, without]) await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
   });
 
   test('a pod without a pause whose namespaces are gone when runtime-svc starts again (a reboot) is not ready, and stops and goes cleanly', async () => {
