@@ -64,13 +64,14 @@ async function verboseInfo(pod: Pod): Promise<{ pause: boolean; pid: number }> {
   return JSON.parse(info['info']!) as { pause: boolean; pid: number };
 }
 
-/** The catatonit processes whose cgroup names the pod: its pause, if it has one. */
+/** The live catatonit processes whose cgroup names the pod (its pause, if it has one); an exited one not yet reaped is not. */
 async function catatonitsOf(pod: Pod): Promise<number[]> {
   const found: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const [comm, cgroup] = await Promise.all([readFile(`/proc/${entry}/comm`, 'utf8').catch(() => ''), readFile(`/proc/${entry}/cgroup`, 'utf8').catch(() => '')]);
-    if (comm.trim() === 'catatonit' && cgroup.includes(pod.id)) found.push(Number(entry));
+    const [stat, cgroup] = await Promise.all([readFile(`/proc/${entry}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${entry}/cgroup`, 'utf8').catch(() => '')]);
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (stat.includes('(catatonit)') && state !== 'Z' && state !== 'X' && cgroup.includes(pod.id)) found.push(Number(entry));
   }
   return found;
 }
