@@ -12,13 +12,17 @@
  *   - the idle footprint (RSS and PSS of the supervisor and the four daemons, no pods) beside as
  *     many idle `node` processes.
  *
- *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only | --runtime-only] [--steps]
+ *   node bench/dist/cri-calls.js [--samples N] [--image-samples M] [--pulls K] [--images-only | --runtime-only] [--steps] [--pod-pid POD|CONTAINER] [--pause-every-pod]
  *
  * --images-only: the image calls alone (PullImage, ImageStatus, ListImages, RemoveImage) with their
  * client cost and floors. --runtime-only: the pod and container calls alone with their floors.
  * --steps: the services log at debug level, and where each pod and container call's time went is
  * printed too: the median of every step of runtime-svc's step log for the measured calls (the log
  * line per call adds a little to every figure, so the figures to compare come from runs without).
+ * --pod-pid: the pods' PID namespace mode: POD (the default; one PID namespace for the pod, so a
+ * pause process) or CONTAINER (the kubelet's default pod: a PID namespace per container, no pause).
+ * --pause-every-pod: runtime.pause_every_pod = true, a pause for every pod (as before pods could
+ * go without one).
  */
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -199,15 +203,23 @@ async function waitStopped(runcRoot: string, id: string): Promise<void> {
 
 // ---------------------------------------------------------------- the calls
 
+type PodPid = 'POD' | 'CONTAINER';
+let podPid: PodPid = 'POD';
+
+/** The pod's and its container's namespace options for --pod-pid. */
+function pidOptions(): { linux: { security_context: { namespace_options: { pid: PodPid } } } } {
+  return { linux: { security_context: { namespace_options: { pid: podPid } } } };
+}
+
 async function podCalls(h: RuntimeHarness, samples: Samples, runs: number, bare: BareHttp2Client): Promise<void> {
   const rt = h.runtime;
   for (let i = 0; i < runs; i++) {
-    const config = h.podConfig();
+    const config = h.podConfig(pidOptions());
     const { pod_sandbox_id: podId } = await samples.time('RunPodSandbox', () => callUnary(rt, 'RunPodSandbox', { config }, { timeoutMs: 60_000 }));
     await samples.time('PodSandboxStatus', () => callUnary(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
     await samples.time('PodSandboxStatus undecoded', () => undecoded(rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
     await samples.time('PodSandboxStatus, bare HTTP/2 client', () => bareCall(bare, rt, 'PodSandboxStatus', { pod_sandbox_id: podId }));
-    const request = { pod_sandbox_id: podId, config: h.containerConfig('main'), sandbox_config: config };
+    const request = { pod_sandbox_id: podId, config: h.containerConfig('main', pidOptions()), sandbox_config: config };
     const { container_id: id } = await samples.time('CreateContainer', () => callUnary(rt, 'CreateContainer', request, { timeoutMs: 60_000 }));
     await samples.time('StartContainer', () => callUnary(rt, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 }));
     await samples.time('ContainerStatus', () => callUnary(rt, 'ContainerStatus', { container_id: id }));
@@ -230,9 +242,9 @@ async function podLives(h: RuntimeHarness, samples: Samples, runs: number): Prom
   const rt: RuntimeServiceClient = h.runtime;
   for (let i = 0; i < runs; i++) {
     await samples.time("one pod's life", async () => {
-      const config = h.podConfig();
+      const config = h.podConfig(pidOptions());
       const { pod_sandbox_id: podId } = await callUnary(rt, 'RunPodSandbox', { config }, { timeoutMs: 60_000 });
-      const request = { pod_sandbox_id: podId, config: h.containerConfig('main'), sandbox_config: config };
+      const request = { pod_sandbox_id: podId, config: h.containerConfig('main', pidOptions()), sandbox_config: config };
       const { container_id: id } = await callUnary(rt, 'CreateContainer', request, { timeoutMs: 60_000 });
       await callUnary(rt, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 });
       await callUnary(rt, 'StopPodSandbox', { pod_sandbox_id: podId }, { timeoutMs: 60_000 });
@@ -539,14 +551,22 @@ async function main(): Promise<void> {
       'images-only': { type: 'boolean', default: false },
       'runtime-only': { type: 'boolean', default: false },
       steps: { type: 'boolean', default: false },
+      'pod-pid': { type: 'string', default: 'POD' },
+      'pause-every-pod': { type: 'boolean', default: false },
     },
   });
+  if (values['pod-pid'] !== 'POD' && values['pod-pid'] !== 'CONTAINER') throw new Error(`--pod-pid is POD or CONTAINER, not ${values['pod-pid']}`);
+  podPid = values['pod-pid'];
   const runs = Number(values.samples);
   const imageRuns = Number(values['image-samples']);
   const pulls = Number(values.pulls);
   const runtimeOnly = values['runtime-only'] === true;
   // At info level, as a node runs it: debug would add a log line per call to every figure.
-  const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: values.steps ? 'debug' : 'info' } });
+  const h = await startRuntimeHarness({
+    images: ['busybox'],
+    skiff: { logLevel: values.steps ? 'debug' : 'info' },
+    ...(values['pause-every-pod'] ? { config: 'pause_every_pod = true' } : {}),
+  });
   const work = await makeTempDir('skiff-bench-calls');
   const samples = new Samples();
   const bare = new BareHttp2Client(h.skiff.runtimeSocket);

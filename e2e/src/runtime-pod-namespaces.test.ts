@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually } from './lib/stream-client.js';
 
 const run = promisify(execFile);
@@ -90,12 +90,6 @@ async function assertSharesPause(pod: Pod, id: string, kinds: readonly string[])
   }
 }
 
-async function killRuntimeService(): Promise<void> {
-  const pid = (await h.skiff.servicePid('runtime-svc'))!;
-  process.kill(pid, 'SIGKILL');
-  await h.skiff.waitForNewPid('runtime-svc', pid, 60_000);
-  await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
-}
 
 before(async () => {
   h = await startRuntimeHarness();
@@ -140,7 +134,7 @@ describe("a pod's namespaces, held by files", () => {
       await run('umount', [file]);
       await rm(file);
     }
-    await killRuntimeService();
+    await h.killRuntimeService();
 
     const second = await runIn(pod);
     for (const kind of POD_KINDS) assert.equal(await namespaceInside(second, kind), await namespaceInside(first, kind), `the ${kind} namespace after the restart`);

@@ -254,6 +254,15 @@ export class RuntimeHarness {
     }
   }
 
+  /** SIGKILLs runtime-svc and waits until the supervisor's new one answers (its recovery done). */
+  async killRuntimeService(): Promise<void> {
+    const pid = await this.skiff.servicePid('runtime-svc');
+    if (pid === undefined) throw new Error('runtime-svc is not running');
+    process.kill(pid, 'SIGKILL');
+    await this.skiff.waitForNewPid('runtime-svc', pid, 60_000);
+    await waitUntilRuntimeServiceAnswers(this.skiff.runtimeSocket, 60_000);
+  }
+
   /** Stops `skiff up` (its services end; containers keep running) and starts it again on the same state. */
   async restartSkiff(): Promise<void> {
     this.runtime.close();

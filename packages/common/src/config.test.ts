@@ -82,6 +82,12 @@ test('stream-svc limits: read from [stream], a non-positive or fractional one is
   await assert.rejects(loadConfig(write('[stream]\nmax_port_forward_connections = -1')), /stream.max_port_forward_connections/);
 });
 
+test('runtime.pause_every_pod: off by default, a boolean', async () => {
+  assert.equal((await loadConfig(write(''))).runtime.pause_every_pod, false);
+  assert.equal((await loadConfig(write('[runtime]\npause_every_pod = true\n'))).runtime.pause_every_pod, true);
+  await assert.rejects(loadConfig(write('[runtime]\npause_every_pod = "yes"\n')), /runtime\.pause_every_pod/);
+});
+
 test('runtime.userns_id_range: unset by default, FIRST:COUNT from 65536 up, anything else named', async () => {
   assert.equal((await loadConfig(write(''))).runtime.userns_id_range, '');
   assert.equal(parseIdRange(''), undefined);

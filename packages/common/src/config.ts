@@ -54,8 +54,13 @@ export interface RuntimeServiceConfig {
   /** gVisor's runsc, offered as the handler "runsc" when it is installed; "" never offers it. */
   runsc: string;
   conmon: string;
-  /** PID 1 of every pod sandbox, bind-mounted read-only from the host. */
+  /** PID 1 of the pod sandboxes that need a pause process, bind-mounted read-only from the host. */
   catatonit: string;
+  /**
+   * A pause process for every pod, as before pods without a shared PID namespace ran without one;
+   * false: only where one is needed (sandbox/pause-decision.ts in runtime-svc).
+   */
+  pause_every_pod: boolean;
   /** The first network configuration here (by name) is the pods' network. */
   cni_conf_dir: string;
   cni_bin_dirs: string[];
@@ -180,6 +185,7 @@ export function defaultConfig(): SkiffConfig {
       runsc: '/usr/bin/runsc',
       conmon: '/usr/bin/conmon',
       catatonit: '/usr/bin/catatonit',
+      pause_every_pod: false,
       cni_conf_dir: '/etc/cni/net.d',
       cni_bin_dirs: ['/opt/cni/bin', '/usr/lib/cni'],
       cdi_spec_dirs: ['/etc/cdi', '/var/run/cdi'],

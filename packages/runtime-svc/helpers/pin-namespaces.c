@@ -28,6 +28,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns-files.h"
+
 /* The same numbers on every architecture: system calls from 424 on were numbered alike. */
 #define SYS_PIDFD_SEND_SIGNAL 424
 #define SYS_PIDFD_OPEN 434
@@ -145,29 +147,13 @@ int main(int argc, char **argv) {
 
   int made = 0;
   for (; status == 0 && made < pins; made++) {
-    const char *file = argv[4 + 2 * made];
-    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-    if (fd < 0) {
-      fprintf(stderr, "creating %s: %s\n", file, strerror(errno));
-      status = EXIT_FAILED;
-      break;
-    }
-    close(fd);
     snprintf(path, sizeof path, "/proc/self/fd/%d", ns[made]);
-    if (mount(path, file, NULL, MS_BIND, NULL) < 0) {
-      fprintf(stderr, "bind-mounting the %s namespace of process %d onto %s: %s\n", argv[3 + 2 * made], pid, file, strerror(errno));
-      unlink(file);
+    if (bind_onto_new_file(path, argv[3 + 2 * made], argv[4 + 2 * made]) < 0) {
       status = EXIT_FAILED;
       break;
     }
   }
-  if (status != 0) {
-    for (int i = 0; i < made; i++) {
-      const char *file = argv[4 + 2 * i];
-      if (umount2(file, MNT_DETACH) < 0) fprintf(stderr, "cleanup: umount %s: %s\n", file, strerror(errno));
-      else unlink(file);
-    }
-  }
+  if (status != 0) unbind_files(argv + 4, 2, made);
   for (int i = 0; i < opened; i++) close(ns[i]);
   return status;
 }

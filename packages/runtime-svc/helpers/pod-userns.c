@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "loopback-up.h"
+#include "ns-child.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 3 };
 
@@ -67,17 +67,13 @@ static int bind_ns(pid_t pid, const char *kind, const char *target) {
 
 /*
  * The child: unshares, sets `lo` up (root of the new user namespace, it may), reports the errno
- * (0 for success; -1 when lo could not be set up, said on stderr) on `report`, waits for `release`
- * to close.
+ * (0 for success; -1 when lo could not be set up, said on stderr).
  */
-static void child(int report, int release) {
+static void child(void *arg, int report) {
+  (void)arg;
   int err = unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0 ? errno : 0;
   if (err == 0 && loopback_up() < 0) err = -1;
   if (write(report, &err, sizeof err) != sizeof err) _exit(1);
-  char byte;
-  while (read(release, &byte, 1) < 0 && errno == EINTR) {
-  }
-  _exit(0);
 }
 
 int main(int argc, char **argv) {
@@ -88,31 +84,14 @@ int main(int argc, char **argv) {
   }
   const char *userns_file = argv[1];
   const char *netns_file = argv[2];
-  int report[2], release[2];
-  if (pipe2(report, O_CLOEXEC) < 0 || pipe2(release, O_CLOEXEC) < 0) {
-    perror("pipe");
-    return EXIT_FAILED;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    return EXIT_FAILED;
-  }
-  if (pid == 0) {
-    close(report[0]);
-    close(release[1]);
-    child(report[1], release[0]);
-  }
-  close(report[1]);
-  close(release[0]);
+  struct ns_child c;
+  if (ns_child_start(&c, child, NULL) < 0) return EXIT_FAILED;
+  pid_t pid = c.pid;
 
   int status = EXIT_FAILED;
   int err;
   int users_bound = 0;
-  ssize_t got;
-  do got = read(report[0], &err, sizeof err);
-  while (got < 0 && errno == EINTR);
-  if (got != sizeof err) {
+  if (ns_child_read(&c, &err, sizeof err) < 0) {
     fprintf(stderr, "the namespace child exited before it unshared\n");
   } else if (err == -1) {
     /* The child said why. */
@@ -133,8 +112,6 @@ int main(int argc, char **argv) {
   if (status != 0 && users_bound && umount2(userns_file, MNT_DETACH) < 0) {
     fprintf(stderr, "cleanup: umount %s: %s\n", userns_file, strerror(errno));
   }
-  close(release[1]);
-  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-  }
+  ns_child_finish(&c);
   return status;
 }

@@ -74,8 +74,10 @@ async function main(): Promise<void> {
     ctx.cdi = new CdiRegistry(next.runtime.cdi_spec_dirs, log);
     // Pods made before keep the handler recorded for them.
     ctx.config.runtime.default_handler = next.runtime.default_handler;
+    // Read by each RunPodSandbox: pods made before keep or go without their pause.
+    ctx.config.runtime.pause_every_pod = next.runtime.pause_every_pod;
     log.level = next.log_level;
-    return ['log_level', 'runtime.handlers', 'runtime.default_handler', 'runtime.cdi_spec_dirs'];
+    return ['log_level', 'runtime.handlers', 'runtime.default_handler', 'runtime.pause_every_pod', 'runtime.cdi_spec_dirs'];
   });
 
   // Containers are conmon's children, not ours: they keep running while the service is down.

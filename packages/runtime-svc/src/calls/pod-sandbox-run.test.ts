@@ -37,6 +37,8 @@ describe('RunPodSandbox refuses before it makes anything', () => {
         /own user namespace cannot use the host network/,
       );
       await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata, hostname: 'a b' } })), status.INVALID_ARGUMENT, /hostname "a b" is not a valid host name/);
+      await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata, hostname: 'a\u0000b' } })), status.INVALID_ARGUMENT, /is not a valid host name/);
+      await rejectsWithStatus(runPodSandboxCall(u.ctx, run({ config: { metadata, hostname: 'é'.repeat(40) } })), status.INVALID_ARGUMENT, /at most 64 bytes/);
       await nothingMade(u);
     });
   });

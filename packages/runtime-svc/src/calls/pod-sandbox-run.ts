@@ -11,8 +11,12 @@ import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
 import { writeNetworkSysctls } from '../sandbox/sandboxed-sysctls.js';
-import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer } from '../sandbox/sandbox-container.js';
-import { pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from '../sandbox/pod-namespaces.js';
+import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, type PauseProcess } from '../sandbox/sandbox-container.js';
+import type { SandboxPaths } from '../daemon/paths.js';
+import type { SeccompInput } from '../oci/spec-builder.js';
+import type { SandboxRecord } from '../state/records.js';
+import { makePodNamespaces, pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from '../sandbox/pod-namespaces.js';
+import { pauseReason } from '../sandbox/pause-decision.js';
 import { attachSandboxNetwork, detachSandboxNetwork, podNetwork } from '../sandbox/sandbox-network.js';
 import { newId } from '../state/ids.js';
 import { checkSandboxFeatures } from '../oci/sandboxed-spec.js';
@@ -28,7 +32,8 @@ const SHM_OPTIONS = ['nosuid', 'nodev', 'noexec', 'mode=1777', 'size=67108864'];
 /**
  * RunPodSandbox: network namespace (in a user namespace of the pod's own when it asks for one) +
  * CNI, pod files, /dev/shm, and catatonit as the pod's PID 1, whose IPC, UTS and PID namespaces
- * are then pinned on files.
+ * are then pinned on files; or, for a pod that needs no pause (sandbox/pause-decision.ts), its
+ * IPC and UTS namespaces made on their files with no process in them.
  * The record (phase "creating") is on disk before CNI ADD and the pause start, and each step
  * registers its undo before it runs (every undo tolerates its object being absent); a failure
  * runs them in reverse, so nothing is left behind, and a crash leaves a "creating" record (or,
@@ -49,6 +54,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
   const rec = sandboxRecordFromRequest(id, request, defaults, nowNanos());
   const handler = ctx.handlers.resolve(rec.runtimeHandler);
   checkSandboxFeatures(handler, rec.userns !== undefined, rec.sysctls);
+  if (pauseReason(rec, handler.kind, ctx.config.runtime.pause_every_pod) === undefined) rec.pauseless = true;
   const paths = ctx.paths.sandbox(id);
   const security = request.config?.linux?.security_context ?? null;
   const seccomp = await seccompFor(security?.seccomp ?? null, security?.seccomp_profile_path ?? '');
@@ -99,19 +105,18 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     // the record (the address CNI ADD allocates, the pause's cgroup) waits for it.
     await allSettledOrThrow([
       timer.time('record (creating)', ctx.records.saveSandbox(rec)),
-      fs.mkdir(paths.rootfs, { mode: 0o755 }),
+      rec.pauseless ? undefined : fs.mkdir(paths.rootfs, { mode: 0o755 }),
       network ? timer.time('netns', rec.userns ? ctx.netns.createInUserNamespace(id, paths.userns, rec.userns) : ctx.netns.create(id)) : undefined,
       podShm ? timer.time('shm', fs.mkdir(paths.shm, { mode: 0o755 }).then(() => mountTmpfs(paths.shm, SHM_OPTIONS))) : undefined,
       timer.time('pod files', writePodFilesBeforeNetwork(rec, paths)),
     ]);
     // runc makes the mount points in it as the pod's root.
-    if (rec.userns) await fs.chown(paths.rootfs, rec.userns.uid.hostID, rec.userns.gid.hostID);
+    if (rec.userns && !rec.pauseless) await fs.chown(paths.rootfs, rec.userns.uid.hostID, rec.userns.gid.hostID);
     timer.mark('record, netns, shm and rootfs dir');
     if (handler.kind === 'sandbox' && rec.netnsPath) await writeNetworkSysctls(rec.netnsPath, rec.sysctls);
     rec.shmMounted = podShm;
 
-    const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
-    if (ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
+    if (!rec.pauseless && ctx.cgroupDriver === 'cgroupfs') undo.push(() => removeCgroup(rec.cgroupsPath));
     undo.push(() => deleteSandboxContainer(ctx, rec), () => unpinPodNamespaces(paths));
     // The pod network and the pause container only share the namespaces, which exist already:
     // set both up at once (the two slowest steps of a pod start); hosts is written as soon as
@@ -126,16 +131,14 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
             }),
           )
         : [],
-      // Its namespaces are pinned at once: the pod's containers join the files, not its pid.
-      timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec)).then(async (pause) => {
-        await timer.time('pin namespaces', pinPodNamespaces(paths, podOwnNamespaces(rec), pause));
-        return pause;
-      }),
+      rec.pauseless ? timer.time('ipc and uts namespaces', makePodNamespaces(rec, paths)) : startPause(ctx, rec, paths, seccomp, timer),
     ]);
-    timer.mark('network and pause');
+    timer.mark(rec.pauseless ? 'network and namespaces' : 'network and pause');
     rec.ips = ips;
-    rec.pid = pause.pid;
-    rec.pidStartTime = pause.startTime;
+    if (pause) {
+      rec.pid = pause.pid;
+      rec.pidStartTime = pause.startTime;
+    }
     // Plugins see the pod before anyone else: it is neither listed nor given containers while
     // they take it in, and one that refuses it fails the call, which undoes it.
     if (ctx.nri?.active) await timer.time('NRI RunPodSandbox', ctx.nri.runPodSandbox(rec));
@@ -160,4 +163,12 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     timer.done('failed');
     throw err;
   }
+}
+
+/** The pause container run, and its namespaces pinned at once: the pod's containers join the files, not its pid. */
+async function startPause(ctx: RuntimeContext, rec: SandboxRecord, paths: SandboxPaths, seccomp: SeccompInput, timer: StepTimer): Promise<PauseProcess> {
+  const spec = buildSandboxSpec(ctx, rec, paths, rec.netnsPath ?? '', seccomp);
+  const pause = await timer.time('runc run pause', runSandboxContainer(ctx, rec, paths, spec));
+  await timer.time('pin namespaces', pinPodNamespaces(paths, podOwnNamespaces(rec), pause));
+  return pause;
 }

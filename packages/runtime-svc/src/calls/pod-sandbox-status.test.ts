@@ -24,6 +24,22 @@ describe('PodSandboxStatus', () => {
     });
   });
 
+  it('a pod without a pause is ready until stopped, with no pid, unless its namespaces were lost; verbose info says it has no pause', async () => {
+    await inUnitContext(async (u) => {
+      const ready = await u.addSandbox('ready', { pauseless: true, pid: undefined });
+      const stopped = await u.addSandbox('stopped', { pauseless: true, pid: undefined });
+      const lost = await u.addSandbox('ready', { pauseless: true, pid: undefined, namespacesLost: true });
+      const answer = (id: string) => podSandboxStatusCall(u.ctx, criRequest('PodSandboxStatus', { pod_sandbox_id: id, verbose: true }));
+      assert.equal((await answer(ready.id)).status?.state, 'SANDBOX_READY');
+      assert.equal((await answer(stopped.id)).status?.state, 'SANDBOX_NOTREADY');
+      assert.equal((await answer(lost.id)).status?.state, 'SANDBOX_NOTREADY');
+      const info = JSON.parse((await answer(ready.id)).info?.['info'] ?? '{}') as { pause: boolean; pid: number };
+      assert.deepEqual([info.pause, info.pid], [false, 0]);
+      const withPause = await u.addSandbox('ready');
+      assert.equal((JSON.parse((await answer(withPause.id)).info?.['info'] ?? '{}') as { pause: boolean }).pause, true);
+    });
+  });
+
   it('verbose info only when asked', async () => {
     await inUnitContext(async (u) => {
       const rec = await u.addSandbox('ready');

@@ -35,7 +35,8 @@ export function resourcesOf(r: cri.LinuxContainerResources__Output | null): Reso
 /**
  * The container's namespaces: network and UTS are always the pod's (or the host's), IPC the pod's
  * unless NODE, and PID by the container's own option: POD (the pod's), CONTAINER (its own), NODE,
- * or TARGET (another container's, given by its init pid). The pod's own namespaces are joined
+ * or TARGET (another container's, given by its init pid; POD in a pod without a pause, which has
+ * none to share, is CONTAINER). The pod's own namespaces are joined
  * through the files that pin them (sandbox/pod-namespaces.ts), never through the pause's pid.
  */
 export function containerNamespaces(sandbox: SandboxRecord, sandboxPaths: SandboxPaths, options: cri.NamespaceOption__Output | null, targetPid: number | undefined): NamespacesInput {
@@ -55,7 +56,8 @@ export function containerNamespaces(sandbox: SandboxRecord, sandboxPaths: Sandbo
       pid = { mode: 'join', path: `/proc/${targetPid}/ns/pid` };
       break;
     default:
-      pid = pod('pid');
+      // A pod without a pause has no PID namespace to share: POD there is a namespace of its own.
+      pid = sandbox.pauseless && sandbox.namespaces.pid !== 'NODE' ? { mode: 'new' } : pod('pid');
   }
   const ipcHost = (options?.ipc ?? sandbox.namespaces.ipc) === 'NODE';
   return {

@@ -21,7 +21,9 @@ export function watchPauseProcesses(ctx: RuntimeContext): { close(): void } {
   let lastWarning = 0;
 
   const check = async (rec: SandboxRecord): Promise<void> => {
-    // A sandbox under a call (a stop kills its pause process) reports its own events.
+    // A sandbox under a call (a stop kills its pause process) reports its own events; a pod
+    // without a pause has none to die.
+    if (rec.pauseless) return;
     if (rec.phase !== 'ready' || reported.has(rec.id) || ctx.locks.isHeld(rec.id) || (await pauseProcessRunning(rec))) return;
     if (rec.phase !== 'ready' || reported.has(rec.id) || ctx.locks.isHeld(rec.id)) return;
     reported.add(rec.id);

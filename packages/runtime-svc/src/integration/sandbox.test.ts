@@ -35,9 +35,9 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
 
   const sandboxDir = (id: string): string => join(d.root, 'runtime', 'sandboxes', id);
 
-  async function verbose(id: string): Promise<{ status: cri.PodSandboxStatus__Output; info: { pid: number; netnsPath: string } }> {
+  async function verbose(id: string): Promise<{ status: cri.PodSandboxStatus__Output; info: { pid: number; pause: boolean; netnsPath: string } }> {
     const r = await callUnary(d.client, 'PodSandboxStatus', { pod_sandbox_id: id, verbose: true });
-    return { status: r.status!, info: JSON.parse(r.info['info'] ?? '{}') as { pid: number; netnsPath: string } };
+    return { status: r.status!, info: JSON.parse(r.info['info'] ?? '{}') as { pid: number; pause: boolean; netnsPath: string } };
   }
 
   it('runs a networked pod: catatonit in new namespaces with the pod hostname, DNS, hosts, /dev/shm, sysctls and host ports', async () => {
@@ -97,6 +97,32 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     const again = await callUnary(d.client, 'RunPodSandbox', { config });
     await eventually('the removed sandbox cleaned up', async () => !(await exists(dir)) && !(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`)));
     await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: again.pod_sandbox_id });
+  });
+
+  it("runs the kubelet's default pod without a pause: no runc, its IPC and UTS namespaces on files, its network in its stats, nothing left once removed", async () => {
+    const config = podConfig(logs, { hostname: 'web-1', linux: { security_context: { namespace_options: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } } });
+    const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config });
+    const dir = sandboxDir(id);
+    const { status: s, info } = await verbose(id);
+    assert.equal(s.state, 'SANDBOX_READY');
+    assert.deepEqual([info.pause, info.pid], [false, 0]);
+    assert.equal(await exists(join(d.runDir, 'runc', id)), false, 'runc never ran');
+    assert.equal(await exists(join(dir, 'pidns')), false, 'no PID namespace of its own');
+    const points = await mountPoints();
+    for (const file of ['ipcns', 'utsns', 'shm']) assert.ok(points.has(join(dir, file)), `${file} is mounted`);
+    const name = await runCommand('nsenter', [`--uts=${join(dir, 'utsns')}`, 'hostname'], { timeoutMs: 10_000 });
+    assert.equal(name.stdout.trim(), 'web-1');
+    const { stats } = await callUnary(d.client, 'PodSandboxStats', { pod_sandbox_id: id });
+    assert.ok(stats?.linux?.network?.interfaces.some((i) => i.name === 'eth0'), 'the pod network is read through its namespace');
+
+    await callUnary(d.client, 'StopPodSandbox', { pod_sandbox_id: id });
+    assert.equal((await verbose(id)).status.state, 'SANDBOX_NOTREADY');
+    const stopped = await mountPoints();
+    for (const file of ['ipcns', 'utsns', 'shm']) assert.ok(!stopped.has(join(dir, file)), `${file} is released`);
+    assert.deepEqual(await allocatedIps(d.ipamDir), []);
+    await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });
+    await eventually('the removed sandbox cleaned up', async () => !(await exists(dir)));
+    assert.deepEqual([...(await mountPoints())].filter((m) => m.includes(id)), []);
   });
 
   it('refuses a second sandbox with the same name, namespace, uid and attempt, naming the holder', async () => {
@@ -172,7 +198,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     for (const id of [a, b]) await eventually(`the cgroup of ${id} removed`, async () => !(await cgroupExistsAnywhere(`${d.cgroupParent}/${id}`)));
   });
 
-  it('runs a host-network pod without a namespace or address of its own, under a named handler', async () => {
+  it('runs a host-network pod without a namespace, address or pause process of its own, under a named handler', async () => {
     const config = podConfig(logs, { hostname: '', linux: { security_context: { namespace_options: { network: 'NODE', pid: 'NODE', ipc: 'NODE' } } } });
     const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config, runtime_handler: 'alt' });
     try {
@@ -181,8 +207,11 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
       assert.equal(s.runtime_handler, 'alt');
       assert.equal(s.network?.ip, '');
       assert.equal(info.netnsPath, '');
-      for (const ns of ['net', 'ipc', 'uts', 'pid']) assert.equal(await fs.readlink(`/proc/${info.pid}/ns/${ns}`), await fs.readlink(`/proc/self/ns/${ns}`), ns);
-      assert.equal(await exists(join(d.runDir, 'runtimes', 'alt', id)), true, 'the handler keeps its own runc state');
+      // Nothing of its own to hold: no pause, so nothing its runtime runs, and no namespace file.
+      assert.equal(info.pause, false);
+      assert.equal(info.pid, 0);
+      assert.equal(await exists(join(d.runDir, 'runtimes', 'alt', id)), false, 'no runc state');
+      for (const ns of ['ipcns', 'utsns', 'pidns']) assert.equal(await exists(join(sandboxDir(id), ns)), false, ns);
       assert.equal(await fs.readFile(join(sandboxDir(id), 'hosts'), 'utf8'), await fs.readFile('/etc/hosts', 'utf8'));
     } finally {
       await callUnary(d.client, 'RemovePodSandbox', { pod_sandbox_id: id });

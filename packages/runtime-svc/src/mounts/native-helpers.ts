@@ -3,7 +3,7 @@ import { runCommand } from '@skiff/common';
 import { MountError } from './mounts.js';
 
 /** The C helpers of helpers/*.c, which scripts/setup.sh compiles into helpers/bin/. */
-export type NativeHelper = 'mount-api' | 'pin-namespaces' | 'pod-netns' | 'pod-userns';
+export type NativeHelper = 'mount-api' | 'pin-namespaces' | 'pod-ipc-uts' | 'pod-netns' | 'pod-userns';
 
 /** A helper's exit status when the kernel (or a filesystem) lacks what it needs. */
 const EXIT_UNSUPPORTED = 3;

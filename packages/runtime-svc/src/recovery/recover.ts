@@ -16,7 +16,7 @@ import { mountPoints } from '../mounts/mountinfo.js';
 import { releaseStartGate } from '../container/sandboxed-start.js';
 import { START_ERROR_EXIT_CODE, undoCreateUnderMonitor } from '../container/container-launch.js';
 import { nowNanos } from '../util/time.js';
-import { pinMissingNamespaces } from '../sandbox/pod-namespaces.js';
+import { pinMissingNamespaces, pinnedNamespaceFile, podOwnNamespaces } from '../sandbox/pod-namespaces.js';
 import { letPodRootThrough } from '../state/pod-directory.js';
 import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
 import { ProcessGoneError } from '../mounts/native-helpers.js';
@@ -125,9 +125,17 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
 
 /**
  * A ready sandbox whose runc container is gone (a reboot, a manual delete) cannot become ready
- * again. One whose pause runs has its namespaces pinned (a pod started before they were).
+ * again. One whose pause runs has its namespaces pinned (a pod started before they were). A pod
+ * without a pause stays ready while its namespace files are mounted; one whose files lost their
+ * namespaces (a reboot) is not ready.
  */
 async function checkSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  if (rec.phase === 'ready' && rec.pauseless) {
+    if (rec.namespacesLost || (await podNamespacesMounted(ctx, rec))) return;
+    rec.namespacesLost = true;
+    await ctx.records.saveSandbox(rec);
+    return;
+  }
   if (rec.phase !== 'ready' || rec.pid === undefined) return;
   const state = await ctx.handlers.forExisting(rec.runtimeHandler).runc.stateIfExists(rec.id);
   if (!state) {
@@ -144,6 +152,15 @@ async function checkSandbox(ctx: RuntimeContext, rec: SandboxRecord): Promise<vo
     throw err;
   });
   if (pinned.length > 0) ctx.log.info({ sandbox: rec.id, namespaces: pinned }, "recovery: pinned the pod's namespaces");
+}
+
+async function podNamespacesMounted(ctx: RuntimeContext, rec: SandboxRecord): Promise<boolean> {
+  const paths = ctx.paths.sandbox(rec.id);
+  const files = podOwnNamespaces(rec).map((kind) => pinnedNamespaceFile(paths, kind));
+  if (rec.netnsPath) files.push(rec.netnsPath);
+  if (rec.userns) files.push(paths.userns);
+  const points = await mountPoints();
+  return files.every((file) => points.has(file));
 }
 
 async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {

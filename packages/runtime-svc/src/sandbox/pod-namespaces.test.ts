@@ -12,7 +12,7 @@ import { RuntimePaths } from '../daemon/paths.js';
 import { mountPoints } from '../mounts/mountinfo.js';
 import { ProcessGoneError } from '../mounts/native-helpers.js';
 import type { NamespaceModeName, SandboxRecord } from '../state/records.js';
-import { pinMissingNamespaces, pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from './pod-namespaces.js';
+import { makePodNamespaces, pinMissingNamespaces, pinPodNamespaces, podOwnNamespaces, unpinPodNamespaces } from './pod-namespaces.js';
 import { sandboxRecordFromRequest } from './sandbox-config.js';
 
 const ID = 'a'.repeat(64);
@@ -58,6 +58,65 @@ describe('the namespaces a pod pins and its containers join', () => {
     assert.deepEqual(containerNamespaces(pod, paths, options('CONTAINER', 'NODE'), undefined).ipc, { mode: 'host' });
     assert.deepEqual(containerNamespaces(pod, paths, options('NODE', 'POD'), undefined).pid, { mode: 'host' });
     assert.deepEqual(containerNamespaces(pod, paths, options('TARGET', 'POD'), 77).pid, { mode: 'join', path: '/proc/77/ns/pid' });
+  });
+
+  it('a pod without a pause has IPC and UTS namespaces of its own but no PID namespace: a container asking for the pod\'s gets one of its own, never the host\'s', () => {
+    const rec = { ...sandbox({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' }), pauseless: true as const, pid: undefined };
+    assert.deepEqual(podOwnNamespaces(rec), ['ipc', 'uts']);
+    const options = (pid: NamespaceModeName): cri.NamespaceOption__Output => ({ network: 'POD', pid, ipc: 'POD', target_id: '', userns_options: null });
+    assert.deepEqual(containerNamespaces(rec, paths, options('CONTAINER'), undefined).pid, { mode: 'new' });
+    assert.deepEqual(containerNamespaces(rec, paths, options('POD'), undefined).pid, { mode: 'new' });
+    assert.deepEqual(containerNamespaces(rec, paths, null, undefined).pid, { mode: 'new' });
+    assert.deepEqual(containerNamespaces(rec, paths, options('NODE'), undefined).pid, { mode: 'host' });
+    assert.deepEqual(containerNamespaces(rec, paths, null, undefined).ipc, { mode: 'join', path: `/var/lib/skiff/runtime/sandboxes/${ID}/ipcns` });
+    const hostPid = { ...sandbox({ network: 'NODE', pid: 'NODE', ipc: 'POD' }), pauseless: true as const };
+    assert.deepEqual(podOwnNamespaces(hostPid), ['ipc']);
+    assert.deepEqual(containerNamespaces(hostPid, paths, null, undefined).pid, { mode: 'host' });
+  });
+});
+
+describe('the IPC and UTS namespaces of a pod without a pause', { skip: !isRoot && 'needs root' }, () => {
+  let dir: string;
+  let podPaths: ReturnType<RuntimePaths['sandbox']>;
+
+  before(async () => {
+    dir = await fs.mkdtemp(join(tmpdir(), 'skiff-pod-ipc-uts-'));
+    podPaths = new RuntimePaths(dir, join(dir, 'run')).sandbox(ID);
+    await fs.mkdir(podPaths.dir, { recursive: true });
+  });
+
+  after(async () => {
+    await unpinPodNamespaces(podPaths).catch(() => undefined);
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  const nsOf = async (file: string): Promise<string> => (await runCommand('nsenter', [`--ipc=${file}`, 'readlink', '/proc/self/ns/ipc'], { timeoutMs: 5000 })).stdout.trim();
+
+  it('makes them on their files with no process left in them, names the UTS one after the pod, and unpins them', async () => {
+    const rec = { ...sandbox({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' }), pauseless: true as const, hostname: 'web-0' };
+    await makePodNamespaces(rec, podPaths);
+    const points = await mountPoints();
+    assert.ok(points.has(podPaths.ipcns) && points.has(podPaths.utsns));
+    await assert.rejects(fs.stat(podPaths.pidns), { code: 'ENOENT' });
+    const name = await runCommand('nsenter', [`--uts=${podPaths.utsns}`, 'hostname'], { timeoutMs: 5000 });
+    assert.equal(name.stdout.trim(), 'web-0');
+    assert.notEqual(await nsOf(podPaths.ipcns), await fs.readlink('/proc/self/ns/ipc'));
+    await unpinPodNamespaces(podPaths);
+    for (const file of [podPaths.ipcns, podPaths.utsns]) await assert.rejects(fs.stat(file), { code: 'ENOENT' });
+  });
+
+  it('makes only the IPC namespace on the host network, and leaves nothing when a file is in the way', async () => {
+    const hostNet = { ...sandbox({ network: 'NODE', pid: 'NODE', ipc: 'POD' }), pauseless: true as const, hostname: '' };
+    await makePodNamespaces(hostNet, podPaths);
+    assert.ok((await mountPoints()).has(podPaths.ipcns));
+    await assert.rejects(fs.stat(podPaths.utsns), { code: 'ENOENT' });
+    await unpinPodNamespaces(podPaths);
+    await fs.writeFile(podPaths.utsns, '');
+    const rec = { ...sandbox({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' }), pauseless: true as const };
+    await assert.rejects(makePodNamespaces(rec, podPaths), /creating .*utsns: File exists/);
+    assert.ok(!(await mountPoints()).has(podPaths.ipcns));
+    await assert.rejects(fs.stat(podPaths.ipcns), { code: 'ENOENT' });
+    await fs.rm(podPaths.utsns);
   });
 });
 

@@ -11,7 +11,9 @@ import type { PauseProcess } from './sandbox-container.js';
  * A pod's namespaces live in files, not in its pause process: the network namespace and a user
  * namespace of its own are made and bind-mounted before the pause starts (cni/netns.ts); the IPC,
  * UTS and PID namespaces the pause makes are bind-mounted right after it started
- * (helpers/pin-namespaces.c, which checks it is that very process). The pod's containers join
+ * (helpers/pin-namespaces.c, which checks it is that very process). A pod without a pause
+ * (pause-decision.ts) has no PID namespace of its own, and its IPC and UTS namespaces are made on
+ * their files by helpers/pod-ipc-uts.c (makePodNamespaces). The pod's containers join
  * these files, and the id-mapped mounts take the user namespace from its file, so a pid that
  * another process got after the pause exited can never hand them foreign namespaces.
  *
@@ -20,13 +22,17 @@ import type { PauseProcess } from './sandbox-container.js';
  */
 export type PinnedNamespace = 'ipc' | 'uts' | 'pid';
 
-/** The namespaces the pause process makes of its own (and so are pinned); the others are the host's. */
-export function podOwnNamespaces(rec: Pick<SandboxRecord, 'namespaces'>): PinnedNamespace[] {
+/**
+ * The namespaces the pod has of its own on files (the pause's, pinned; or made without one); the
+ * others are the host's, but for the PID namespace of a pod without a pause, which has none:
+ * each of its containers has its own.
+ */
+export function podOwnNamespaces(rec: Pick<SandboxRecord, 'namespaces' | 'pauseless'>): PinnedNamespace[] {
   const own: PinnedNamespace[] = [];
   if (rec.namespaces.ipc !== 'NODE') own.push('ipc');
   // A pod on the host network has the host's name.
   if (rec.namespaces.network !== 'NODE') own.push('uts');
-  if (rec.namespaces.pid !== 'NODE') own.push('pid');
+  if (rec.namespaces.pid !== 'NODE' && !rec.pauseless) own.push('pid');
   return own;
 }
 
@@ -47,6 +53,19 @@ export async function pinPodNamespaces(paths: SandboxPaths, kinds: readonly Pinn
   if (kinds.length === 0) return;
   const pairs = kinds.flatMap((kind) => [kind, pinnedNamespaceFile(paths, kind)]);
   await runNativeHelper('pin-namespaces', [String(pause.pid), String(pause.startTime), ...pairs], `pinning the namespaces of pause process ${pause.pid}`);
+}
+
+/**
+ * The IPC and UTS namespaces of a pod without a pause, made on their files (which must not
+ * exist) with no process left in them: owned by the pod's user namespace when it has one, the
+ * UTS one named after the pod. All or nothing.
+ */
+export async function makePodNamespaces(rec: Pick<SandboxRecord, 'namespaces' | 'pauseless' | 'userns' | 'hostname'>, paths: SandboxPaths): Promise<void> {
+  const kinds = podOwnNamespaces(rec).filter((kind) => kind !== 'pid');
+  if (kinds.length === 0) return;
+  const pairs = kinds.flatMap((kind) => [kind, pinnedNamespaceFile(paths, kind)]);
+  const name = kinds.includes('uts') ? rec.hostname : '';
+  await runNativeHelper('pod-ipc-uts', [rec.userns ? paths.userns : '', name, ...pairs], "making the pod's IPC and UTS namespaces");
 }
 
 /**

@@ -60,8 +60,9 @@ export function sandboxRecordFromRequest(id: string, request: cri.RunPodSandboxR
     throw new StatusError(status.INVALID_ARGUMENT, 'RunPodSandbox: a pod with its own user namespace cannot use the host network here (user_namespaces_host_network is false)');
   }
   const hostname = config.hostname || (hostNetwork ? '' : meta.name.slice(0, 63));
-  if (hostname.length > 64 || /[\s/]/.test(hostname)) {
-    throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: hostname "${hostname}" is not a valid host name (at most 64 characters, no spaces or '/')`);
+  // The kernel's limit is 64 bytes; the name goes to sethostname(2) on a command line, where a NUL cannot.
+  if (Buffer.byteLength(hostname) > 64 || /[\s/\p{Cc}\p{Cs}]/u.test(hostname)) {
+    throw new StatusError(status.INVALID_ARGUMENT, `RunPodSandbox: hostname ${JSON.stringify(hostname)} is not a valid host name (at most 64 bytes, no spaces, control characters or '/')`);
   }
   const cgroupParent = linux?.cgroup_parent || defaults.cgroupParent;
   const dns = config.dns_config;

@@ -126,6 +126,7 @@ export async function stopSandboxContainer(ctx: RuntimeContext, rec: SandboxReco
 
 /** Deletes the sandbox container from runc (killing it if needed; after a run in flight) and, for a pause under conmon, conmon's leftovers. */
 export async function deleteSandboxContainer(ctx: RuntimeContext, rec: SandboxRecord): Promise<void> {
+  if (rec.pauseless) return;
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   // Only a RunPodSandbox that never finished can have a runc command still running.
   if (rec.phase === 'creating') await awaitCreateInFlight(rec.id, handler.runc.root);

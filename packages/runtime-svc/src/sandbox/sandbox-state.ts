@@ -16,11 +16,14 @@ export async function pauseProcessRunning(rec: Pick<SandboxRecord, 'pid' | 'pidS
 }
 
 /**
- * Ready while the sandbox was started and not stopped, and its PID 1 has not exited.
+ * Ready while the sandbox was started and not stopped, and its PID 1 has not exited. A pod
+ * without a pause is ready until it is stopped, unless its namespaces were gone when the runtime
+ * started again (a reboot: recovery/recover.ts).
  * `exitFiles`, the names in the exit directory read once by a listing, spares a read per sandbox;
  * only pause processes started under conmon (by earlier versions) have exit files.
  */
 export async function sandboxIsReady(ctx: RuntimeContext, rec: SandboxRecord, exitFiles?: ReadonlySet<string>): Promise<boolean> {
+  if (rec.pauseless) return rec.phase === 'ready' && !rec.namespacesLost;
   if (rec.phase !== 'ready' || rec.pid === undefined) return false;
   if (rec.conmonPid !== undefined) {
     if (exitFiles ? exitFiles.has(rec.id) : (await readExitCode(ctx.paths.exitDir, rec.id).catch(() => undefined)) !== undefined) return false;

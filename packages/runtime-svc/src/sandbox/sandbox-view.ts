@@ -50,6 +50,8 @@ export function toCriSandboxStatus(rec: SandboxRecord, ready: boolean): cri.PodS
 export function sandboxVerboseInfo(rec: SandboxRecord, bundle: string): Record<string, string> {
   return {
     info: JSON.stringify({
+      // A pod without a pause has no process of its own: pid 0, and no cgroup of its own either.
+      pause: !rec.pauseless,
       pid: rec.pid ?? 0,
       conmonPid: rec.conmonPid ?? 0,
       phase: rec.phase,

@@ -44,6 +44,15 @@ export interface SandboxRecord {
   ips: PodIp[];
   /** Pod-private /dev/shm (absent with the host IPC namespace). */
   shmMounted: boolean;
+  /**
+   * Run without a pause process (sandbox/pause-decision.ts): its IPC and UTS namespaces were made
+   * on their files by helpers/pod-ipc-uts.c, it has no pid, and it is ready until stopped.
+   * Absent in records of pods with a pause, and in every record written before pods could go
+   * without one.
+   */
+  pauseless?: true;
+  /** A pod without a pause whose namespaces were gone when the runtime started again (a reboot): not ready. */
+  namespacesLost?: true;
   /** The pause process (catatonit), host pid namespace. */
   pid?: number;
   /** Its start time (clock ticks since boot, /proc/<pid>/stat): with the pid, it tells a recycled pid apart. */

@@ -12,6 +12,8 @@ import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
 import { readSandboxedSample } from './sandboxed-stats.js';
+import { isSameProcessRunning } from '../process/processes.js';
+import { runCommand } from '@skiff/common';
 import { sandboxHandler } from '../daemon/runtime-handlers.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
@@ -162,11 +164,45 @@ export class StatsCollector {
     }
   }
 
-  /** The interfaces of a pod's own network namespace (none on the host network), through its pause process. */
+  /**
+   * The interfaces of a pod's own network namespace (none on the host network), through its pause
+   * process; in a pod without one, through a running container of the pod, else through a
+   * process entered into the namespace for the reading.
+   */
   async podInterfaces(rec: SandboxRecord): Promise<InterfaceCounters[]> {
-    if (rec.namespaces.network === 'NODE' || rec.phase !== 'ready' || rec.pid === undefined) return [];
-    const text = await readSmallFile(`/proc/${rec.pid}/net/dev`);
+    if (rec.namespaces.network === 'NODE' || rec.phase !== 'ready') return [];
+    let text: string | undefined;
+    if (rec.pauseless) text = await this.netDevWithoutPause(rec);
+    else if (rec.pid !== undefined) text = await readSmallFile(`/proc/${rec.pid}/net/dev`);
     return text === undefined ? [] : parseNetDev(text);
+  }
+
+  private async netDevWithoutPause(rec: SandboxRecord): Promise<string | undefined> {
+    if (sandboxHandler(this.ctx.handlers, rec.runtimeHandler)) return undefined;
+    for (const c of this.ctx.state.containersOf(rec.id)) {
+      if (c.phase !== 'running' || c.pid === undefined || c.pidStartTime === undefined) continue;
+      const text = await readSmallFile(`/proc/${c.pid}/net/dev`);
+      // Still that container's process after the read: the text was read in the pod's namespace.
+      if (text !== undefined && isSameProcessRunning(c.pid, c.pidStartTime)) return text;
+    }
+    if (!rec.netnsPath) return undefined;
+    const result = await runCommand('nsenter', [`--net=${rec.netnsPath}`, '--', 'cat', '/proc/self/net/dev'], { timeoutMs: 10_000 });
+    return result.code === 0 ? result.stdout : undefined;
+  }
+
+  /**
+   * The kubelet's pod cgroup of a pod without a pause: with cgroupfs, the parent of the path its
+   * pause would have had in every hierarchy; with systemd, the parent of a running container's.
+   */
+  private async podCgroupsWithoutPause(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<Map<string, string> | undefined> {
+    if (this.ctx.cgroupDriver === 'cgroupfs') {
+      this.mounts ??= cgroupMounts();
+      const pod = dirname(rec.cgroupsPath);
+      return new Map([...(await this.mounts).keys()].map((controller) => [controller, pod]));
+    }
+    const running = containers.find((c) => c.phase === 'running' && c.pid !== undefined);
+    const cgroups = await this.cgroupsOf(running?.pid);
+    return cgroups && new Map([...cgroups].map(([controller, path]) => [controller, dirname(path)]));
   }
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
@@ -195,13 +231,12 @@ export class StatsCollector {
     const at = nowNanos();
     const containerStats = await Promise.all(containers.map((c) => this.containerStats(c)));
     let sample: CgroupSample;
-    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
-    if (rec.podCgroupGiven && sandboxCgroups) {
-      // The kubelet's pod cgroup is the parent of the sandbox container's own.
-      const podCgroups = new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
-      sample = await this.sampleOf(podCgroups);
+    if (rec.pauseless) {
+      // No process of its own: the kubelet's pod cgroup, else the sum of its containers'.
+      const podCgroups = rec.podCgroupGiven && rec.phase === 'ready' ? await this.podCgroupsWithoutPause(rec, containers) : undefined;
+      sample = podCgroups ? await this.sampleOf(podCgroups) : sumSamples(await Promise.all(containers.map((c) => this.sampleContainer(c))));
     } else {
-      sample = sumSamples([await this.sampleOf(sandboxCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
+      sample = await this.sampleWithPause(rec, containers);
     }
     const linux: cri.LinuxPodSandboxStats = {
       cpu: this.cpuUsage(`pod:${rec.id}`, at, sample),
@@ -225,6 +260,17 @@ export class StatsCollector {
       linux.network = { timestamp: at, default_interface: primary, interfaces: counters };
     }
     return { attributes: { id: rec.id, metadata: rec.metadata, labels: rec.labels, annotations: rec.annotations }, linux };
+  }
+
+  /** A pod with a pause: the kubelet's pod cgroup (its cgroup's parent), else the sum of the pause's and the containers'. */
+  private async sampleWithPause(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<CgroupSample> {
+    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    if (rec.podCgroupGiven && sandboxCgroups) {
+      // The kubelet's pod cgroup is the parent of the sandbox container's own.
+      const podCgroups = new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
+      return this.sampleOf(podCgroups);
+    }
+    return sumSamples([await this.sampleOf(sandboxCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
   }
 
   /** Drops what is kept between readings for a removed container or sandbox. */

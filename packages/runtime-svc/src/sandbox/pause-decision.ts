@@ -1,0 +1,26 @@
+import type { RuntimeHandlerKind } from '@skiff/common';
+import type { SandboxRecord } from '../state/records.js';
+
+/**
+ * Why a pod needs a pause process (catatonit as its PID 1), or undefined when it runs without one.
+ * A pod's network, user, IPC and UTS namespaces are held by their bind-mounted files, so only
+ * what a file cannot hold needs the pause:
+ * - a PID namespace shared by the pod's containers (shareProcessNamespace): it needs an init, and
+ *   dies with it;
+ * - sysctls: runc sets them as it makes the pause's namespaces;
+ * - a sandbox-kind runtime (runsc): the pause is the sandbox, its kernel;
+ * - `runtime.pause_every_pod`, an operator's choice.
+ * The kubelet's default pod (a PID namespace per container, no sysctls) under runc has none, as
+ * CRI-O runs it.
+ */
+export function pauseReason(
+  rec: Pick<SandboxRecord, 'namespaces' | 'sysctls'>,
+  handlerKind: RuntimeHandlerKind,
+  pauseEveryPod: boolean,
+): string | undefined {
+  if (pauseEveryPod) return 'runtime.pause_every_pod is set';
+  if (handlerKind === 'sandbox') return 'its runtime runs the pod as one sandbox';
+  if (rec.namespaces.pid === 'POD') return 'its containers share a PID namespace';
+  if (Object.keys(rec.sysctls).length > 0) return 'it sets sysctls';
+  return undefined;
+}
