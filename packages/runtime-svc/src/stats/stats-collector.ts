@@ -11,7 +11,7 @@ import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
-import { readSandboxedSample } from './sandboxed-stats.js';
+import { readSandboxedProcessCount, readSandboxedSample, sandboxedReading } from './sandboxed-stats.js';
 import { sandboxHandler } from '../daemon/runtime-handlers.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
@@ -135,7 +135,12 @@ export class StatsCollector {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
     // runsc knows a container from StartContainer on (when it gets a pid).
     if ((rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined && sandboxed) {
-      return { sample: await readSandboxedSample(sandboxed.runc, rec.id), detail: {} };
+      const [own, processes, soleContainerPod] = await Promise.all([
+        readSandboxedSample(sandboxed.runc, rec.id),
+        readSandboxedProcessCount(sandboxed.runc, rec.id),
+        this.soleContainerPodReading(rec),
+      ]);
+      return sandboxedReading(own, processes, soleContainerPod);
     }
     const cgroup = await this.containerCgroup(rec);
     if (!cgroup?.dirs) return { sample: {}, detail: {} };
@@ -153,6 +158,27 @@ export class StatsCollector {
       return text;
     };
     return readCgroupReading(cgroup.dirs, readLimit);
+  }
+
+  /**
+   * The pod cgroup's reading for a container of a sandbox-kind runtime that is its pod's only
+   * container: all the cgroup holds is then that container and the sandbox (see sandboxedReading).
+   */
+  private async soleContainerPodReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail } | undefined> {
+    const pod = this.ctx.state.sandboxes.get(rec.sandboxId);
+    if (pod?.phase !== 'ready' || this.ctx.state.containersOf(pod.id).length !== 1) return undefined;
+    const cgroups = await this.podCgroupsOf(pod);
+    if (!cgroups) return undefined;
+    this.mounts ??= cgroupMounts();
+    const dirs = cgroupDirs(cgroups, await this.mounts);
+    return dirs ? readCgroupReading(dirs) : undefined;
+  }
+
+  /** The cgroups of a ready pod: the kubelet's pod cgroup when it gave one (the parent of the sandbox's), else the sandbox's. */
+  private async podCgroupsOf(rec: SandboxRecord): Promise<Map<string, string> | undefined> {
+    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    if (!rec.podCgroupGiven || !sandboxCgroups) return sandboxCgroups;
+    return new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
   }
 
   /** Drops what is kept for containers that are gone (a pod's removal takes its containers along). */
@@ -194,15 +220,10 @@ export class StatsCollector {
   async podStats(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<cri.PodSandboxStats> {
     const at = nowNanos();
     const containerStats = await Promise.all(containers.map((c) => this.containerStats(c)));
-    let sample: CgroupSample;
-    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
-    if (rec.podCgroupGiven && sandboxCgroups) {
-      // The kubelet's pod cgroup is the parent of the sandbox container's own.
-      const podCgroups = new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
-      sample = await this.sampleOf(podCgroups);
-    } else {
-      sample = sumSamples([await this.sampleOf(sandboxCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
-    }
+    const podCgroups = await this.podCgroupsOf(rec);
+    const sample = rec.podCgroupGiven && podCgroups
+      ? await this.sampleOf(podCgroups)
+      : sumSamples([await this.sampleOf(podCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
     const linux: cri.LinuxPodSandboxStats = {
       cpu: this.cpuUsage(`pod:${rec.id}`, at, sample),
       memory: this.memoryUsage(at, sample),
