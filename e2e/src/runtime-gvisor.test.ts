@@ -239,7 +239,7 @@ describe('a gVisor pod', () => {
     await stop(busy, 0);
   });
 
-  test("metrics: a container's own processes from the sandbox's kernel; the pod cgroup's detail only for a pod's only container, never its host processes", async () => {
+  test("metrics and stats: a container's own processes from the sandbox's kernel; the pod cgroup's detail only for a pod's only container, never its host processes", async () => {
     const alone = await h.runPod({}, HANDLER);
     const only = await h.runContainer(alone, 'only', { command: ['sh', '-c', 'sleep 1000 & sleep 1000 & while :; do :; done'] });
     const shared = await h.runContainer(pod, name('shared'), { command: ['sh', '-c', 'sleep 1000 & while :; do :; done'] });
@@ -259,6 +259,11 @@ describe('a gVisor pod', () => {
     for (const family of ['container_file_descriptors', 'container_sockets']) {
       assert.ok(!alone1.has(family) && !shared1.has(family), `no ${family}: the sandbox's host descriptors are not the container's`);
     }
+    // ContainerStats the same way: RSS and page faults are the pod cgroup's, for its only container alone.
+    const [onlyStats, sharedStats] = await Promise.all([only, shared].map(async (id) => (await callUnary(h.runtime, 'ContainerStats', { container_id: id })).stats?.memory));
+    assert.ok(Number(onlyStats?.rss_bytes?.value) > 0 && Number(onlyStats?.page_faults?.value) > 0, 'RSS and page faults of the pod cgroup');
+    assert.equal(sharedStats?.rss_bytes ?? null, null);
+    assert.equal(sharedStats?.page_faults ?? null, null);
     await stop(shared, 0);
     await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: alone.id }, { timeoutMs: 60_000 });
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: alone.id }, { timeoutMs: 60_000 });

@@ -30,11 +30,11 @@ test('runsc ps --format json: the number of pids it lists', () => {
 test("a runsc container's reading: its own figures from runsc; the pod cgroup's rest only for a pod's only container, never its host processes", () => {
   const own = { cpuNanos: 5, memoryUsage: 100, workingSet: 100, memoryLimit: undefined, pids: 4 };
   const pod = {
-    sample: { cpuNanos: 50, memoryUsage: 900, workingSet: 800, rss: 700, pageFaults: 11, majorPageFaults: 1, memoryLimit: 4096, swapUsage: 0, swapLimit: 8192, pids: 30 },
+    sample: { cpuNanos: 50, memoryUsage: 900, workingSet: 800, rss: 700, pageFaults: 11, majorPageFaults: 1, memoryLimit: 4096, swapUsage: 0, swapLimit: 8192, pids: 30, cpuPressure: { some: { totalNanos: 7, avg10: 0, avg60: 0, avg300: 0 } } },
     detail: { cpuUserNanos: 20, cpuSystemNanos: 30, cfsPeriods: 3, cacheBytes: 10, oomKills: 0, memoryFailcnt: 2, processes: 9, fileDescriptors: 80, sockets: 4, threadsMax: 0 },
   };
   assert.deepEqual(sandboxedReading(own, 2, pod), {
-    sample: { cpuNanos: 5, memoryUsage: 100, workingSet: 100, pids: 4, rss: 700, pageFaults: 11, majorPageFaults: 1, memoryLimit: 4096, swapUsage: 0, swapLimit: 8192 },
+    sample: { cpuNanos: 5, memoryUsage: 100, workingSet: 100, pids: 4, rss: 700, pageFaults: 11, majorPageFaults: 1, memoryLimit: 4096, swapUsage: 0, swapLimit: 8192, cpuPressure: { some: { totalNanos: 7, avg10: 0, avg60: 0, avg300: 0 } } },
     detail: { cpuUserNanos: 20, cpuSystemNanos: 30, cfsPeriods: 3, cacheBytes: 10, oomKills: 0, memoryFailcnt: 2, threadsMax: 0, processes: 2 },
   });
   // In a pod of several containers the pod's figures are no one container's.

@@ -55,30 +55,30 @@ export async function readSandboxedProcessCount(runc: Runc, id: string): Promise
   }
 }
 
+/** A copy of `sample` without its undefined fields. */
+function definedOnly(sample: CgroupSample): CgroupSample {
+  return Object.fromEntries(Object.entries(sample).filter(([, value]) => value !== undefined)) as CgroupSample;
+}
+
 /** The fields of the pod cgroup's sample `runsc events --stats` has no figure for. */
-const POD_SAMPLE_FIELDS = ['rss', 'pageFaults', 'majorPageFaults', 'memoryLimit', 'swapUsage', 'swapLimit'] as const satisfies readonly (keyof CgroupSample)[];
+const POD_SAMPLE_FIELDS = ['rss', 'pageFaults', 'majorPageFaults', 'memoryLimit', 'swapUsage', 'swapLimit', 'cpuPressure', 'memoryPressure', 'ioPressure'] as const satisfies readonly (keyof CgroupSample)[];
 
 /** What the pod cgroup's detail counts of its host processes: the sandbox's, never a container's. */
 const HOST_PROCESS_FIELDS = ['processes', 'fileDescriptors', 'sockets'] as const satisfies readonly (keyof CgroupDetail)[];
 
 /**
  * A runsc container's reading: its own figures from the sandbox's kernel (CPU, memory in use,
- * threads, processes), and, when it is the only container of its pod, the rest from the pod's
+ * threads, processes), and, when it is the only container of its pod, the rest (memory detail
+ * and limit, page faults, swap, pressure stall information, the cgroup's detail) from the pod's
  * cgroup, which then holds that container and the sandbox's own processes (gVisor's kernel, its
  * gofer) and nothing else. The cgroup's processes, descriptors and sockets are left out even then:
  * they are the sandbox's host processes, not the container's.
  */
 export function sandboxedReading(own: CgroupSample, processes: number | undefined, soleContainerPod?: { sample: CgroupSample; detail: CgroupDetail }): { sample: CgroupSample; detail: CgroupDetail } {
-  const sample: CgroupSample = {};
   const detail: CgroupDetail = { ...soleContainerPod?.detail };
   for (const field of HOST_PROCESS_FIELDS) delete detail[field];
-  for (const field of POD_SAMPLE_FIELDS) {
-    const value = soleContainerPod?.sample[field];
-    if (value !== undefined) sample[field] = value;
-  }
-  for (const [field, value] of Object.entries(own)) {
-    if (value !== undefined) Object.assign(sample, { [field]: value });
-  }
+  const sample: CgroupSample = definedOnly(Object.fromEntries(POD_SAMPLE_FIELDS.map((field) => [field, soleContainerPod?.sample[field]])));
+  Object.assign(sample, definedOnly(own));
   if (processes !== undefined) detail.processes = processes;
   return { sample, detail };
 }

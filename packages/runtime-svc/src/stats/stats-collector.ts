@@ -165,13 +165,18 @@ export class StatsCollector {
    * container: all the cgroup holds is then that container and the sandbox (see sandboxedReading).
    */
   private async soleContainerPodReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail } | undefined> {
+    const dirs = await this.soleContainerPodDirs(rec);
+    return dirs ? readCgroupReading(dirs) : undefined;
+  }
+
+  /** The pod cgroup's directories when `rec` is its pod's only container (see soleContainerPodReading). */
+  private async soleContainerPodDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
     const pod = this.ctx.state.sandboxes.get(rec.sandboxId);
     if (pod?.phase !== 'ready' || this.ctx.state.containersOf(pod.id).length !== 1) return undefined;
     const cgroups = await this.podCgroupsOf(pod);
     if (!cgroups) return undefined;
     this.mounts ??= cgroupMounts();
-    const dirs = cgroupDirs(cgroups, await this.mounts);
-    return dirs ? readCgroupReading(dirs) : undefined;
+    return cgroupDirs(cgroups, await this.mounts);
   }
 
   /** The cgroups of a ready pod: the kubelet's pod cgroup when it gave one (the parent of the sandbox's), else the sandbox's. */
@@ -197,7 +202,12 @@ export class StatsCollector {
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
-    if (sandboxed) return (rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined ? readSandboxedSample(sandboxed.runc, rec.id) : {};
+    if (sandboxed) {
+      if ((rec.phase !== 'running' && rec.phase !== 'created') || rec.pid === undefined) return {};
+      const [own, podDirs] = await Promise.all([readSandboxedSample(sandboxed.runc, rec.id), this.soleContainerPodDirs(rec)]);
+      const pod = podDirs ? { sample: sampleFromTexts(await readSampleTexts(podDirs)), detail: {} } : undefined;
+      return sandboxedReading(own, undefined, pod).sample;
+    }
     const dirs = await this.containerDirs(rec);
     return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
