@@ -242,13 +242,15 @@ describe('a gVisor pod', () => {
   test("metrics and stats: a container's own processes from the sandbox's kernel; the pod cgroup's detail only for a pod's only container, never its host processes", async () => {
     const alone = await h.runPod({}, HANDLER);
     const only = await h.runContainer(alone, 'only', { command: ['sh', '-c', 'sleep 1000 & sleep 1000 & while :; do :; done'] });
-    const shared = await h.runContainer(pod, name('shared'), { command: ['sh', '-c', 'sleep 1000 & while :; do :; done'] });
+    const pair = await h.runPod({}, HANDLER);
+    const shared = await h.runContainer(pair, 'shared', { command: ['sh', '-c', 'sleep 1000 & while :; do :; done'] });
+    await h.runContainer(pair, 'other', { command: ['sleep', '1000'] });
     await new Promise((r) => setTimeout(r, 1500));
     const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
     const familiesOf = (podId: string, id: string): Map<string, number> =>
       new Map(pod_metrics.find((p) => p.pod_sandbox_id === podId)!.container_metrics.find((c) => c.container_id === id)!.metrics.map((m) => [m.name, Number(m.value?.value)]));
     const alone1 = familiesOf(alone.id, only);
-    const shared1 = familiesOf(pod.id, shared);
+    const shared1 = familiesOf(pair.id, shared);
     // sh and its two sleeps; sh and one sleep: counted in the sandbox's kernel, per container.
     assert.equal(alone1.get('container_processes'), 3);
     assert.equal(shared1.get('container_processes'), 2);
@@ -264,9 +266,10 @@ describe('a gVisor pod', () => {
     assert.ok(Number(onlyStats?.rss_bytes?.value) > 0 && Number(onlyStats?.page_faults?.value) > 0, 'RSS and page faults of the pod cgroup');
     assert.equal(sharedStats?.rss_bytes ?? null, null);
     assert.equal(sharedStats?.page_faults ?? null, null);
-    await stop(shared, 0);
-    await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: alone.id }, { timeoutMs: 60_000 });
-    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: alone.id }, { timeoutMs: 60_000 });
+    for (const { id } of [alone, pair]) {
+      await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: id }, { timeoutMs: 60_000 });
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: id }, { timeoutMs: 60_000 });
+    }
   });
 
   test('stop honours the stop signal and the grace period; kill is 137', async () => {
