@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRunscPsCount, parseRunscStats, sandboxedReading } from './sandboxed-stats.js';
 import { cgroupDirOf } from './sandbox-oom.js';
+import { withoutRootUnified } from './cgroup-stats.js';
 
 test('a runsc events --stats reading becomes a sample; no limit and a "no limit" value are left out', () => {
   const reading = JSON.stringify({
@@ -41,4 +42,11 @@ test("a runsc container's reading: its own figures from runsc; the pod cgroup's 
   assert.deepEqual(sandboxedReading(own, 2), { sample: { cpuNanos: 5, memoryUsage: 100, workingSet: 100, pids: 4 }, detail: { processes: 2 } });
   // runsc not answering ps: no process count, not the sandbox's host processes.
   assert.deepEqual(sandboxedReading({}, undefined, pod).detail.processes, undefined);
+});
+
+test("a sandbox left at the cgroup2 root of a hybrid host has no cgroup2 entry: the root's pressure is the host's", () => {
+  assert.deepEqual(withoutRootUnified(new Map([['memory', '/pod/sb'], ['', '/']])), new Map([['memory', '/pod/sb']]));
+  assert.deepEqual(withoutRootUnified(new Map([['memory', '/pod/sb'], ['', '/pod/sb']])), new Map([['memory', '/pod/sb'], ['', '/pod/sb']]));
+  // cgroup v2 alone: the entry is all there is.
+  assert.deepEqual(withoutRootUnified(new Map([['', '/']])), new Map([['', '/']]));
 });

@@ -6,7 +6,7 @@ import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache, filesystemCapacity } from './disk-usage.js';
 import { blockDeviceName } from './block-io.js';
 import { nowNanos } from '../util/time.js';
-import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, withoutRootUnified, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
 import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
@@ -181,7 +181,8 @@ export class StatsCollector {
 
   /** The cgroups of a ready pod: the kubelet's pod cgroup when it gave one (the parent of the sandbox's), else the sandbox's. */
   private async podCgroupsOf(rec: SandboxRecord): Promise<Map<string, string> | undefined> {
-    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    const found = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    const sandboxCgroups = found && withoutRootUnified(found);
     if (!rec.podCgroupGiven || !sandboxCgroups) return sandboxCgroups;
     return new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
   }
