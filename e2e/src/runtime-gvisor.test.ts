@@ -239,6 +239,39 @@ describe('a gVisor pod', () => {
     await stop(busy, 0);
   });
 
+  test("metrics and stats: a container's own processes from the sandbox's kernel; the pod cgroup's detail only for a pod's only container, never its host processes", async () => {
+    const alone = await h.runPod({}, HANDLER);
+    const only = await h.runContainer(alone, 'only', { command: ['sh', '-c', 'sleep 1000 & sleep 1000 & while :; do :; done'] });
+    const pair = await h.runPod({}, HANDLER);
+    const shared = await h.runContainer(pair, 'shared', { command: ['sh', '-c', 'sleep 1000 & while :; do :; done'] });
+    await h.runContainer(pair, 'other', { command: ['sleep', '1000'] });
+    await new Promise((r) => setTimeout(r, 1500));
+    const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
+    const familiesOf = (podId: string, id: string): Map<string, number> =>
+      new Map(pod_metrics.find((p) => p.pod_sandbox_id === podId)!.container_metrics.find((c) => c.container_id === id)!.metrics.map((m) => [m.name, Number(m.value?.value)]));
+    const alone1 = familiesOf(alone.id, only);
+    const shared1 = familiesOf(pair.id, shared);
+    // sh and its two sleeps; sh and one sleep: counted in the sandbox's kernel, per container.
+    assert.equal(alone1.get('container_processes'), 3);
+    assert.equal(shared1.get('container_processes'), 2);
+    for (const family of ['container_cpu_user_seconds_total', 'container_cpu_system_seconds_total', 'container_cpu_cfs_periods_total', 'container_memory_cache', 'container_memory_rss', 'container_memory_max_usage_bytes', 'container_memory_failcnt', 'container_oom_events_total', 'container_threads_max']) {
+      assert.ok(alone1.has(family), `${family} of a pod's only container`);
+      assert.ok(!shared1.has(family), `no ${family} for a container that shares its pod`);
+    }
+    for (const family of ['container_file_descriptors', 'container_sockets']) {
+      assert.ok(!alone1.has(family) && !shared1.has(family), `no ${family}: the sandbox's host descriptors are not the container's`);
+    }
+    // ContainerStats the same way: RSS and page faults are the pod cgroup's, for its only container alone.
+    const [onlyStats, sharedStats] = await Promise.all([only, shared].map(async (id) => (await callUnary(h.runtime, 'ContainerStats', { container_id: id })).stats?.memory));
+    assert.ok(Number(onlyStats?.rss_bytes?.value) > 0 && Number(onlyStats?.page_faults?.value) > 0, 'RSS and page faults of the pod cgroup');
+    assert.equal(sharedStats?.rss_bytes ?? null, null);
+    assert.equal(sharedStats?.page_faults ?? null, null);
+    for (const { id } of [alone, pair]) {
+      await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: id }, { timeoutMs: 60_000 });
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: id }, { timeoutMs: 60_000 });
+    }
+  });
+
   test('stop honours the stop signal and the grace period; kill is 137', async () => {
     const graceful = await h.runContainer(pod, name('graceful'), { command: ['sh', '-c', "trap 'exit 42' TERM; while :; do sleep 0.1; done"] });
     const deaf = await h.runContainer(pod, name('deaf'), { command: ['sh', '-c', "trap '' TERM; while :; do sleep 0.1; done"] });

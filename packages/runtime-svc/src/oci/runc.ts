@@ -235,6 +235,12 @@ export class Runc {
     return stdout;
   }
 
+  /** The pids of a container's processes in the sandbox's kernel (runsc `ps --format json`: a JSON array). */
+  async psJson(id: string): Promise<string> {
+    const { stdout } = await this.run(['ps', '--format', 'json', id], { timeoutMs: 10_000 });
+    return stdout;
+  }
+
   /** Changes a running container's cgroup limits (`runc update --resources -`). */
   async update(id: string, resources: LinuxResources): Promise<void> {
     await this.run(['update', '--resources', '-', id], { input: JSON.stringify(resources) });

@@ -90,6 +90,17 @@ export function cgroupDirOf(cgroups: ReadonlyMap<string, string>, mounts: Readon
   };
 }
 
+/**
+ * A process's cgroups without a cgroup2 entry at that hierarchy's root beside v1 controllers: on a
+ * hybrid host a runtime that manages v1 alone (runsc) leaves its processes there, and the root's
+ * pressure files are the whole host's, not theirs.
+ */
+export function withoutRootUnified(cgroups: ReadonlyMap<string, string>): Map<string, string> {
+  const out = new Map(cgroups);
+  if (out.get('') === '/' && out.size > 1) out.delete('');
+  return out;
+}
+
 /** A file in a directory that may not be known: read, or undefined. */
 export function readIn(dir: string | undefined, name: string): Promise<string | undefined> {
   return dir === undefined ? Promise.resolve(undefined) : readSmallFile(join(dir, name));

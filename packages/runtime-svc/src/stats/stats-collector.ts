@@ -6,12 +6,12 @@ import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache, filesystemCapacity } from './disk-usage.js';
 import { blockDeviceName } from './block-io.js';
 import { nowNanos } from '../util/time.js';
-import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
+import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, withoutRootUnified, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
 import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
-import { readSandboxedSample } from './sandboxed-stats.js';
+import { readSandboxedProcessCount, readSandboxedSample, sandboxedReading } from './sandboxed-stats.js';
 import { isSameProcessRunning } from '../process/processes.js';
 import { runCommand } from '@skiff/common';
 import { sandboxHandler } from '../daemon/runtime-handlers.js';
@@ -137,7 +137,12 @@ export class StatsCollector {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
     // runsc knows a container from StartContainer on (when it gets a pid).
     if ((rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined && sandboxed) {
-      return { sample: await readSandboxedSample(sandboxed.runc, rec.id), detail: {} };
+      const [own, processes, soleContainerPod] = await Promise.all([
+        readSandboxedSample(sandboxed.runc, rec.id),
+        readSandboxedProcessCount(sandboxed.runc, rec.id),
+        this.soleContainerPodReading(rec),
+      ]);
+      return sandboxedReading(own, processes, soleContainerPod);
     }
     const cgroup = await this.containerCgroup(rec);
     if (!cgroup?.dirs) return { sample: {}, detail: {} };
@@ -155,6 +160,33 @@ export class StatsCollector {
       return text;
     };
     return readCgroupReading(cgroup.dirs, readLimit);
+  }
+
+  /**
+   * The pod cgroup's reading for a container of a sandbox-kind runtime that is its pod's only
+   * container: all the cgroup holds is then that container and the sandbox (see sandboxedReading).
+   */
+  private async soleContainerPodReading(rec: ContainerRecord): Promise<{ sample: CgroupSample; detail: CgroupDetail } | undefined> {
+    const dirs = await this.soleContainerPodDirs(rec);
+    return dirs ? readCgroupReading(dirs) : undefined;
+  }
+
+  /** The pod cgroup's directories when `rec` is its pod's only container (see soleContainerPodReading). */
+  private async soleContainerPodDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
+    const pod = this.ctx.state.sandboxes.get(rec.sandboxId);
+    if (pod?.phase !== 'ready' || this.ctx.state.containersOf(pod.id).length !== 1) return undefined;
+    const cgroups = await this.podCgroupsOf(pod);
+    if (!cgroups) return undefined;
+    this.mounts ??= cgroupMounts();
+    return cgroupDirs(cgroups, await this.mounts);
+  }
+
+  /** The cgroups of a ready pod: the kubelet's pod cgroup when it gave one (the parent of the sandbox's), else the sandbox's. */
+  private async podCgroupsOf(rec: SandboxRecord): Promise<Map<string, string> | undefined> {
+    const found = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
+    const sandboxCgroups = found && withoutRootUnified(found);
+    if (!rec.podCgroupGiven || !sandboxCgroups) return sandboxCgroups;
+    return new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
   }
 
   /** Drops what is kept for containers that are gone (a pod's removal takes its containers along). */
@@ -207,7 +239,12 @@ export class StatsCollector {
 
   private async sampleContainer(rec: ContainerRecord): Promise<CgroupSample> {
     const sandboxed = sandboxHandler(this.ctx.handlers, rec.runtimeHandler);
-    if (sandboxed) return (rec.phase === 'running' || rec.phase === 'created') && rec.pid !== undefined ? readSandboxedSample(sandboxed.runc, rec.id) : {};
+    if (sandboxed) {
+      if ((rec.phase !== 'running' && rec.phase !== 'created') || rec.pid === undefined) return {};
+      const [own, podDirs] = await Promise.all([readSandboxedSample(sandboxed.runc, rec.id), this.soleContainerPodDirs(rec)]);
+      const pod = podDirs ? { sample: sampleFromTexts(await readSampleTexts(podDirs)), detail: {} } : undefined;
+      return sandboxedReading(own, undefined, pod).sample;
+    }
     const dirs = await this.containerDirs(rec);
     return dirs ? sampleFromTexts(await readSampleTexts(dirs)) : {};
   }
@@ -264,14 +301,11 @@ export class StatsCollector {
 
   /** A pod with a pause: the kubelet's pod cgroup (its cgroup's parent), else the sum of the pause's and the containers'. */
   private async sampleWithPause(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<CgroupSample> {
-    const sandboxCgroups = rec.phase === 'ready' ? await this.cgroupsOf(rec.pid) : undefined;
-    if (rec.podCgroupGiven && sandboxCgroups) {
-      // The kubelet's pod cgroup is the parent of the sandbox container's own.
-      const podCgroups = new Map([...sandboxCgroups].map(([controller, path]) => [controller, dirname(path)]));
-      return this.sampleOf(podCgroups);
-    }
-    return sumSamples([await this.sampleOf(sandboxCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
+    const podCgroups = await this.podCgroupsOf(rec);
+    if (rec.podCgroupGiven && podCgroups) return this.sampleOf(podCgroups);
+    return sumSamples([await this.sampleOf(podCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
   }
+
 
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
