@@ -187,6 +187,7 @@ function phaseRows(runs: PodRun[], kubelet: Map<string, KubeletPodTimes>, sli: H
     ['  its end (watchObservedRunningTime) from the POST, p50 / p99', p50p99(sliFromPost)],
     ['  what the creation timestamp\'s whole second adds to it, median (0-1000)', ms(median(truncation))],
     ['where the time went (medians)', ''],
+    ['  the POST itself (the API server storing the Pod)', ms(median(runs.map((r) => r.createdMs - r.sentMs)))],
     ['  POST to the kubelet\'s "SyncLoop ADD"', ms(median(defined(times.map(({ run, k }) => (k?.addMs === undefined ? undefined : k.addMs - run.sentMs)))))],
     ['  ADD to the relist seeing the container started (PLEG ContainerStarted)', ms(median(defined(times.map((t) => (t.k?.addMs === undefined ? undefined : (appStarted(t) ?? NaN) - t.k.addMs)))))],
     ['  that relist to the kubelet\'s Running (observedRunningTime)', ms(median(defined(times.map((t) => (t.k?.observedRunningMs === undefined ? undefined : t.k.observedRunningMs - (appStarted(t) ?? NaN))))))],
