@@ -1,13 +1,11 @@
 /**
  * Just enough of the Kubernetes API for the kubelet benchmark, over HTTPS with the bearer token and
  * CA of a kubeconfig written by scripts/kube-node.sh: creating pods (one request each, so the
- * bench's clock starts at the request and not at a kubectl process), watching them, and GET of a
- * raw path (the kubelet's /metrics through the API server's node proxy).
+ * bench's clock starts at the request and not at a kubectl process) and watching them.
  *
  *   connectKubeApi(kubeconfigPath): Promise<KubeApi>
  *   interface KubeApi {
  *     createPod(pod): Promise<void>
- *     getRaw(path): Promise<string>
  *     watchPods(namespace, labelSelector, onPod): PodWatch     onPod(pod, receivedAtMs) for every event
  *   }
  */
@@ -31,7 +29,6 @@ export interface PodWatch {
 
 export interface KubeApi {
   createPod(pod: object): Promise<void>;
-  getRaw(path: string): Promise<string>;
   watchPods(namespace: string, labelSelector: string, onPod: (pod: PodObject, receivedAtMs: number) => void): PodWatch;
 }
 
@@ -75,7 +72,6 @@ export async function connectKubeApi(kubeconfigPath: string): Promise<KubeApi> {
       const namespace = (pod as { metadata?: { namespace?: string } }).metadata?.namespace ?? 'default';
       await send('POST', `/api/v1/namespaces/${namespace}/pods`, JSON.stringify(pod));
     },
-    getRaw: (path) => send('GET', path),
     watchPods(namespace, labelSelector, onPod) {
       let closed = false;
       let settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
