@@ -225,6 +225,32 @@ async function runtimeCalls(h: RuntimeHarness): Promise<Map<string, number>> {
   return calls;
 }
 
+/**
+ * runtime-svc's CPU per call of each kind the kubelet makes at a steady state, made by the bench
+ * `count` times in a row beside the kubelet; the kubelet's share in that time (its rate over the
+ * window) is taken off.
+ */
+async function cpuPerCall(h: RuntimeHarness, pid: number, backgroundRate: number): Promise<Array<[string, number]>> {
+  const ids = (await callUnary(h.runtime, 'ListContainers', {})).containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
+  const kinds: Array<[string, number, (i: number) => Promise<unknown>]> = [
+    ['ContainerStatus', 200, (i) => callUnary(h.runtime, 'ContainerStatus', { container_id: ids[i % ids.length]! })],
+    ['ListContainers', 100, () => callUnary(h.runtime, 'ListContainers', {})],
+    ['ListPodSandbox', 100, () => callUnary(h.runtime, 'ListPodSandbox', {})],
+    ['ListContainerStats', 10, () => callUnary(h.runtime, 'ListContainerStats', {})],
+    ['Version', 200, () => callUnary(h.runtime, 'Version', {})],
+  ];
+  const perCall: Array<[string, number]> = [];
+  for (const [method, count, call] of kinds) {
+    const before = await cpuSeconds(pid);
+    const wall = await timed(async () => {
+      for (let i = 0; i < count; i++) await call(i);
+    });
+    const used = (await cpuSeconds(pid)) - before - (backgroundRate * wall) / 1000;
+    perCall.push([method, (used * 1000) / count]);
+  }
+  return perCall;
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -296,6 +322,8 @@ async function main(): Promise<void> {
     const cpuAfter = new Map(await Promise.all([...pids].map(async ([name, pid]) => [name, await cpuSeconds(pid)] as const)));
     const windowSeconds = (performance.now() - windowStart) / 1000;
     const callsAfter = await runtimeCalls(h);
+    const runtimePid = pids.get('runtime-svc')!;
+    const perCall = await cpuPerCall(h, runtimePid, ((cpuAfter.get('runtime-svc') ?? 0) - (cpuBefore.get('runtime-svc') ?? 0)) / windowSeconds);
     const memory = await skiffMemory(h);
     const idleNode = await idleNodeFloor();
     const listed = (await callUnary(h.runtime, 'ListPodSandbox', {})).items.filter((p) => p.state === 'SANDBOX_READY').length;
@@ -327,6 +355,10 @@ async function main(): Promise<void> {
     printTable(`${listed} running pods under the kubelet: CPU over ${windowSeconds.toFixed(0)} s (target: runtime-svc <= 2 % of one core)${values.steps ? ' (debug log on: not a figure to compare)' : ''}`, [
       ...[...pids.keys()].map((name): [string, string] => [name, share(name)]),
       ["runtime-svc's calls per second in the window", callRates.map(([m, r]) => `${m} ${r.toFixed(2)}`).join(', ')],
+    ]);
+    const rateOf = new Map(callRates);
+    printTable("runtime-svc's CPU per call, each made by the bench in a row beside the kubelet (its background taken off), and at the kubelet's rate", [
+      ...perCall.map(([method, cpuMs]): [string, string] => [method, `${cpuMs.toFixed(2)} ms of CPU a call; x ${(rateOf.get(method) ?? 0).toFixed(2)}/s = ${((cpuMs * (rateOf.get(method) ?? 0)) / 10).toFixed(2)} % of one core`]),
     ]);
     printTable(`Memory at ${listed} running pods: every Skiff daemon + every conmon`, [
       ...Object.entries(memory.perDaemon).map(([name, m]): [string, string] => [`  ${name}`, `${mib(m.rss)} RSS; PSS ${mib(m.pss)}`]),
