@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests of each package, then the end-to-end suite against real runc, conmon,
-# CNI, journald and a local registry. Installs and builds whatever is missing first.
+# Runs every test: unit tests of each package and of the benchmarks' pure parts, then the end-to-end
+# suite against real runc, conmon, CNI, journald and a local registry. Installs and builds whatever is
+# missing first.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ tools_pid=$!
 trap 'kill "$tools_pid" 2>/dev/null || true; rm -f "$tools_log"' EXIT
 
 echo "== unit tests"
-pnpm turbo run test --filter='./packages/*' --output-logs=new-only --log-order=grouped --concurrency=1
+pnpm turbo run test --filter='./packages/*' --filter='./bench' --output-logs=new-only --log-order=grouped --concurrency=1
 
 echo "== Kubernetes test tools"
 if ! wait "$tools_pid"; then

@@ -38,6 +38,7 @@ import { BareHttp2Client } from './h2-client.js';
 import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
 import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
 import { mib, percentile, rssBytes } from './stats.js';
+import { logEntries, stepMedians } from './step-log.js';
 
 const run = promisify(execFile);
 
@@ -470,50 +471,6 @@ async function idleFootprint(h: RuntimeHarness): Promise<Footprint> {
 
 // ---------------------------------------------------------------- where the time went
 
-interface StepLine {
-  msg?: string;
-  op?: string;
-  outcome?: string;
-  ms?: number;
-  steps?: Record<string, number>;
-}
-
-/** The JSON log lines of `skiff up`'s output that contain `needle` (a cheap filter before parsing). */
-function logEntries<T>(output: string, needle: string): T[] {
-  const entries: T[] = [];
-  for (const line of output.split('\n')) {
-    if (!line.includes(needle)) continue;
-    try {
-      entries.push(JSON.parse(line) as T);
-    } catch {
-      // not a log line
-    }
-  }
-  return entries;
-}
-
-/** The median of each step of each operation in runtime-svc's step log (from `skiff up`'s output). */
-function stepMedians(output: string): string[][] {
-  const byOp = new Map<string, { totals: number[]; steps: Map<string, number[]> }>();
-  for (const entry of logEntries<StepLine>(output, '"steps"')) {
-    if (entry.msg !== 'steps' || entry.op === undefined || entry.outcome !== 'ok' || entry.ms === undefined) continue;
-    let op = byOp.get(entry.op);
-    if (op === undefined) byOp.set(entry.op, (op = { totals: [], steps: new Map() }));
-    op.totals.push(entry.ms);
-    for (const [name, ms] of Object.entries(entry.steps ?? {})) {
-      let list = op.steps.get(name);
-      if (list === undefined) op.steps.set(name, (list = []));
-      list.push(ms);
-    }
-  }
-  const rows: string[][] = [];
-  for (const [name, op] of byOp) {
-    rows.push([name, String(op.totals.length), fmt(percentile(op.totals, 50))]);
-    for (const [step, list] of op.steps) rows.push([`  ${step}`, String(list.length), fmt(percentile(list, 50))]);
-  }
-  return rows;
-}
-
 interface CallDoneLine {
   msg?: string;
   service?: string;
@@ -588,7 +545,7 @@ async function main(): Promise<void> {
     await floorSteps(h, samples, work, snapshot, [snapshot], runs);
     const firstMeasured = h.skiff.output().length;
     await podCalls(h, samples, runs, bare);
-    const steps = stepMedians(h.skiff.output().slice(firstMeasured));
+    const steps = stepMedians(h.skiff.output().slice(firstMeasured), fmt);
     await podLives(h, samples, runs);
     if (!runtimeOnly) await imageCalls(h, samples, work, imageRuns, pulls);
 

@@ -4,6 +4,7 @@
  * namespaces, and idle node processes for memory.
  */
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -137,3 +138,42 @@ export async function removeNetns(path: string): Promise<void> {
   await rm(path, { force: true });
 }
 
+
+// ---------------------------------------------------------------- a whole pod by hand
+
+/**
+ * A pod's start done by hand, step for step as the runtime does it for a one-container pod: the CNI
+ * ADD beside `runc run -d` of the pause (the first bundle), then `runc run -d` of the container (the
+ * next ones). The network namespace is made by prepareHandPod, before any clock starts.
+ */
+export interface HandPod {
+  netns: string;
+  cniId: string;
+  bundles: string[];
+  /** runc ids of what was started, for removeHandPod. */
+  started: string[];
+  cniResult?: unknown;
+}
+
+export async function prepareHandPod(netns: string, bundles: string[]): Promise<HandPod> {
+  await createNetns(netns);
+  return { netns, cniId: randomBytes(32).toString('hex'), bundles, started: [] };
+}
+
+export async function startHandPod(pod: HandPod, net: Conflist, runcRoot: string, cgroupParent: string): Promise<void> {
+  const runOne = async (bundle: string): Promise<void> => {
+    const id = `bench-hand-${randomBytes(6).toString('hex')}`;
+    pod.started.push(id);
+    await runcRunDetached(runcRoot, bundle, id, cgroupParent);
+  };
+  const [pause, ...containers] = pod.bundles;
+  if (pause === undefined) throw new Error('a pod by hand needs a bundle for its pause');
+  await Promise.all([cniAdd(net, pod.cniId, pod.netns).then((result) => (pod.cniResult = result)), runOne(pause)]);
+  for (const bundle of containers) await runOne(bundle);
+}
+
+export async function removeHandPod(pod: HandPod, net: Conflist, runcRoot: string): Promise<void> {
+  for (const id of pod.started.splice(0)) await runc(runcRoot, ['delete', '--force', id]).catch(() => undefined);
+  await cniDel(net, pod.cniId, pod.netns, pod.cniResult).catch(() => undefined);
+  await removeNetns(pod.netns);
+}

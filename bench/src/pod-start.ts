@@ -22,8 +22,9 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { callUnary, type cri } from '@skiff/proto';
 import { startRuntimeHarness, removeCgroupTree, type Pod, type RuntimeHarness, listConmonProcesses, makeTempDir } from '@skiff/e2e/lib';
-import { cniAdd, cniDel, createNetns, idleNodeFloor, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runcRunDetached, type Conflist, type NodeFloor } from './floors.js';
-import { median, mib, ms, percentile, printTable, rssBytes, timed } from './stats.js';
+import { cniAdd, cniDel, createNetns, idleNodeFloor, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runcRunDetached, type Conflist } from './floors.js';
+import { memoryRows, skiffMemory, type MemoryFigures } from './skiff-memory.js';
+import { median, mib, ms, percentile, printTable, timed } from './stats.js';
 
 const run = promisify(execFile);
 const FLOOR_RUNS = 20;
@@ -51,49 +52,6 @@ function listContainersUndecoded(h: RuntimeHarness): Promise<number> {
       (err, bytes) => (err ? reject(err) : resolve(bytes?.length ?? 0)),
     );
   });
-}
-
-// ---------------------------------------------------------------- memory
-
-interface MemoryFigures {
-  daemons: number;
-  conmons: number;
-  conmonCount: number;
-  /** The median conmon's RSS and PSS (0 without conmons). */
-  oneConmon: { rss: number; pss: number };
-  pss: number;
-}
-
-async function memory(h: RuntimeHarness): Promise<MemoryFigures> {
-  const daemons: number[] = [];
-  for (const name of ['image-svc', 'runtime-svc', 'stream-svc', 'logs-svc']) {
-    const pid = await h.skiff.servicePid(name);
-    if (pid === undefined) throw new Error(`no pid for ${name}`);
-    daemons.push(pid);
-  }
-  const conmons = (await listConmonProcesses(h.skiff.runDir)).map((c) => c.pid);
-  const each = (pids: number[], read: (pid: number) => Promise<number>): Promise<number[]> => Promise.all(pids.map((pid) => read(pid).catch(() => 0)));
-  const total = (values: number[]): number => values.reduce((a, b) => a + b, 0);
-  const conmonRss = await each(conmons, rssBytes);
-  const conmonPss = await each(conmons, pssBytes);
-  return {
-    daemons: total(await each(daemons, rssBytes)),
-    conmons: total(conmonRss),
-    conmonCount: conmons.length,
-    oneConmon: conmons.length === 0 ? { rss: 0, pss: 0 } : { rss: median(conmonRss), pss: median(conmonPss) },
-    pss: total(await each(daemons, pssBytes)) + total(conmonPss),
-  };
-}
-
-/** The figures, then the floor for as many conmons: four idle node processes plus that many times the median conmon. */
-function memoryRows(label: string, m: MemoryFigures, node: NodeFloor): [string, string][] {
-  const floorRss = 4 * node.rss + m.conmonCount * m.oneConmon.rss;
-  const floorPss = 4 * node.pss + m.conmonCount * m.oneConmon.pss;
-  return [
-    [label, `${mib(m.daemons + m.conmons)} RSS (daemons ${mib(m.daemons)}, ${m.conmonCount} conmons ${mib(m.conmons)}); PSS ${mib(m.pss)}`],
-    [`  floor: 4 idle node + ${m.conmonCount} idle conmons`, `${mib(floorRss)} RSS (${mib(4 * node.rss)} + ${mib(m.conmonCount * m.oneConmon.rss)}); PSS ${mib(floorPss)}`],
-    ['  above the floor', `${mib(m.daemons + m.conmons - floorRss)} RSS; PSS ${mib(m.pss - floorPss)}`],
-  ];
 }
 
 interface FloorWave {
@@ -285,7 +243,7 @@ async function main(): Promise<void> {
     const isolation = status.runtime_handlers.some((r) => r.name === 'runsc') ? await isolationLevels(h) : undefined;
 
     const idleNode = await idleNodeFloor();
-    const memIdle = await memory(h);
+    const memIdle = await skiffMemory(h);
     const pods: Pod[] = [];
     const sequentialStarts: PodStart[] = [];
     let mem20: MemoryFigures | undefined;
@@ -293,7 +251,7 @@ async function main(): Promise<void> {
       const started = await startPod(h);
       sequentialStarts.push(started);
       pods.push(started.pod);
-      if (pods.length === 20) mem20 = await memory(h);
+      if (pods.length === 20) mem20 = await skiffMemory(h);
     }
     const concurrentStarts: PodStart[] = [];
     const waves: number[] = [];
@@ -308,7 +266,7 @@ async function main(): Promise<void> {
     }
     const sequential = sequentialStarts.map((s) => s.ms);
     const concurrent = concurrentStarts.map((s) => s.ms);
-    const memFull = await memory(h);
+    const memFull = await skiffMemory(h);
 
     // ListContainers with `listTarget` containers: the running ones plus created ones spread over the pods.
     let count = pods.length;

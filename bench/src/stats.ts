@@ -38,3 +38,18 @@ export function printTable(title: string, rows: Array<[string, string]>): void {
   process.stdout.write(`\n${title}\n${'-'.repeat(title.length)}\n`);
   for (const [k, v] of rows) process.stdout.write(`${k.padEnd(width)}  ${v}\n`);
 }
+
+let clockTicks: number | undefined;
+
+/** CPU time a process has used, user and system, in seconds (/proc/<pid>/stat's utime and stime). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  if (clockTicks === undefined) {
+    const { execFileSync } = await import('node:child_process');
+    clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}

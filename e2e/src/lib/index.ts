@@ -13,3 +13,4 @@ export { buildLayer } from './layer-builder.js';
 export { getFreePort } from './free-port.js';
 export { nriPluginBinary, startNriPlugin, type NriPluginProcess } from './nri-plugins.js';
 export { pseudoRandomStream } from './random-data.js';
+export { startKubeNode, type KubeNode, type KubeNodeOptions } from './kube-node.js';
