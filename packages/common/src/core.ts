@@ -47,3 +47,4 @@ export { formatRecords, formatTimestamp, parseCriLine, parseCriLog, parseRfc3339
 export { httpCall, jsonBody, nobodyListens, type HttpAnswer, type HttpCallOptions, type HttpTarget } from './http-call.js';
 export { nowNanos } from './cri-time.js';
 export { collectGarbageWhenQuiet } from './idle-collection.js';
+export { ALLOCATOR_VARIABLES, keepAllocatorToThisProcess } from './allocator-environment.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { Server } from '@grpc/grpc-js';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { PullMetrics } from './pull-metrics.js';
-import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, setCallObserver, stopOnSignals } from '@skiff/common';
+import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, setCallObserver, stopOnSignals, keepAllocatorToThisProcess } from '@skiff/common';
 import { CHANNEL_OPTIONS, imageServiceDefinition } from '@skiff/proto';
 import { ImageStore, UNPACK_TOOLS } from '@skiff/image-store';
 import { RegistryClient, loadRegistriesConfig } from '@skiff/registry';
@@ -11,6 +11,7 @@ import { Puller, parsePinnedImages } from './puller.js';
 import { imageService } from './server.js';
 
 async function main(): Promise<void> {
+  keepAllocatorToThisProcess();
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('image-svc', config.log_level);

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, SpawnServer, stopOnSignals } from '@skiff/common/core';
+import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, SpawnServer, stopOnSignals, keepAllocatorToThisProcess } from '@skiff/common/core';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { LOGGER_PATH } from './barrier.js';
 import { closeServer, startInternalServer } from './internal-server.js';
@@ -9,6 +9,7 @@ import { registerLogsMetrics } from './logs-metrics.js';
 import { listContainerLogs } from './runtime-list.js';
 
 async function main(): Promise<void> {
+  keepAllocatorToThisProcess();
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('logs-svc', config.log_level);

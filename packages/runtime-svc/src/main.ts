@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { Server } from '@grpc/grpc-js';
-import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, parseDuration, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals } from '@skiff/common';
+import { collectGarbageWhenQuiet, createLogger, listenOnUnixSocket, loadConfig, parseDuration, requireHostTools, notifyReady, reloadConfigOnSighup, runCommandsThroughSpawnServer, setCallObserver, stopOnSignals, keepAllocatorToThisProcess } from '@skiff/common';
 import { ImageStore } from '@skiff/image-store';
 import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
@@ -15,6 +15,7 @@ import { nriContainerControl } from './container/nri-container-control.js';
 import { NriRuntime } from './nri/nri-runtime.js';
 
 async function main(): Promise<void> {
+  keepAllocatorToThisProcess();
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('runtime-svc', config.log_level);

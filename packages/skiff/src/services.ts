@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import { httpCall, LOGS_STATUS_PATH, type SkiffConfig } from '@skiff/common/core';
-import { MALLOC_ENVIRONMENT } from './malloc-environment.js';
+import { jemallocEnvironment, MALLOC_ENVIRONMENT } from './malloc-environment.js';
 import { IDLE_COLLECTION, LITE, smallYoungGeneration } from './node-options.js';
 
 const require = createRequire(import.meta.url);
+const JEMALLOC_ENVIRONMENT = jemallocEnvironment();
 
 /** A daemon that `skiff up` runs and watches. Later services add themselves here. */
 export interface ServiceSpec {
@@ -78,6 +79,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     // Keeps the JIT: its status and list calls answer in well under a millisecond, and the
     // interpreter would add 0.1-0.3 ms to each for ~12 MiB.
     nodeOptions: [smallYoungGeneration(2), IDLE_COLLECTION],
+    environment: JEMALLOC_ENVIRONMENT,
     endpoint: (config) => config.runtime.socket,
     probe: probeRuntimeService,
   },
@@ -87,6 +89,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     // Keeps the JIT: lite mode would save ~6 MiB RSS (~2 MiB PSS) idle, and ws unmasks what
     // clients send in a JavaScript loop.
     nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION],
+    environment: JEMALLOC_ENVIRONMENT,
     endpoint: streamBaseUrl,
     probe: probeStreamService,
   },
@@ -95,6 +98,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: require.resolve('@skiff/logs-svc/main'),
     // Almost all it allocates is short-lived buffers, and it holds at most 1 MiB of journal read ahead.
     nodeOptions: [smallYoungGeneration(1), IDLE_COLLECTION, '--max-old-space-size=64', ...LITE],
+    environment: JEMALLOC_ENVIRONMENT,
     endpoint: (config) => config.logs.internal_socket,
     probe: probeLogsService,
   },

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { installUnitsCommand } from './commands/install-units.js';
 import { SERVICES } from './services.js';
 import { serviceUnit } from './systemd-units.js';
+import { JEMALLOC_PATH } from './malloc-environment.js';
 
 const run = promisify(execFile);
 
@@ -18,7 +19,7 @@ describe('systemd units', () => {
       assert.ok(unit.split('\n').includes(line), `${line} in\n${unit}`);
     }
     assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 --expose-gc \S+runtime-svc\S*main\.js --config \/etc\/skiff\/skiff\.toml$/m);
-    assert.equal(unit.includes('Environment='), false, unit);
+    assert.ok(unit.split('\n').includes(`Environment=LD_PRELOAD=${JEMALLOC_PATH}`), unit);
     const image = serviceUnit(SERVICES.find((s) => s.name === 'image-svc')!, { node: '/usr/bin/node', configPath: '/etc/skiff/skiff.toml' });
     assert.equal(image.includes('Delegate=yes'), false);
     assert.ok(image.split('\n').includes('Environment=MALLOC_MMAP_THRESHOLD_=65536'), image);

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // The part of common that does not load @grpc/grpc-js, which this service never uses.
-import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals } from '@skiff/common/core';
+import { collectGarbageWhenQuiet, createLogger, loadConfig, notifyReady, parseDuration, reloadConfigOnSighup, requireHostTools, stopOnSignals, keepAllocatorToThisProcess } from '@skiff/common/core';
 import { Counter, startDaemonMetrics } from '@skiff/common/metrics';
 import { STREAM_TOOLS } from './host-tools.js';
 import { observeForwardedBytes } from './forwarded-bytes.js';
@@ -11,6 +11,7 @@ import { startPublicServer } from './public-server.js';
 import { TokenStore } from './token-store.js';
 
 async function main(): Promise<void> {
+  keepAllocatorToThisProcess();
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   const config = await loadConfig(values.config);
   const log = createLogger('stream-svc', config.log_level);
