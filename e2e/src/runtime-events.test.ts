@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
-import { startRuntimeHarness, type RuntimeHarness } from './lib/runtime-harness.js';
+import { startRuntimeHarness, UNDER_GVISOR, type RuntimeHarness } from './lib/runtime-harness.js';
 import { StalledGrpcStream } from './lib/stalled-grpc-stream.js';
 import { childrenOf } from './lib/child-pids.js';
 
@@ -126,7 +126,10 @@ describe('GetContainerEvents', () => {
       const stopped = await events.next(killed, 'CONTAINER_STOPPED_EVENT');
       assert.deepEqual(stopped.containers_statuses.filter((s) => s.id === killed).map((s) => [s.state, s.exit_code]), [['CONTAINER_EXITED', 137]]);
 
-      const hungry = await h.runContainer(pod, 'hungry', {
+      // gVisor's kernel keeps no per-container memory limit: there the pod's cgroup bounds the sandbox,
+      // and a pod over it is OOMKilled as a whole (runtime-svc's README, "Memory").
+      const oomPod = UNDER_GVISOR ? await h.runPod({ linux: { cgroup_parent: await h.memoryBoundCgroupParent('events-oom', 160 * 1024 * 1024) } }) : pod;
+      const hungry = await h.runContainer(oomPod, 'hungry', {
         command: ['sh', '-c', 'tail /dev/zero'],
         linux: { resources: { memory_limit_in_bytes: 16 * 1024 * 1024 } },
       });

@@ -9,7 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { TEST_USER } from './lib/image-catalogue.js';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 const run = promisify(execFile);
 let h: RuntimeHarness;
@@ -123,7 +123,7 @@ describe('security context, checked from inside the container', () => {
     assert.match((await sh(defaults, addAddress)).stdout, /Operation not permitted\nexit \d+\n$/);
   });
 
-  test('no_new_privs', async () => {
+  test('no_new_privs', gvisorCannot("its /proc/self/status has no NoNewPrivs line, and its kernel never raises privileges on exec, as if no_new_privs were always set"), async () => {
     const on = await secured({ no_new_privs: true });
     const off = await secured({ no_new_privs: false });
     assert.equal(statusField(await procStatus(on), 'NoNewPrivs'), '1');
@@ -131,6 +131,12 @@ describe('security context, checked from inside the container', () => {
   });
 
   test('masked and read-only paths: the defaults, and lists that replace them', async () => {
+    if (UNDER_GVISOR) {
+      // runsc ignores maskedPaths and readonlyPaths: outside /proc and /sys they are refused.
+      await rejectsWithCode(secured({ masked_paths: ['/bin/ls'] }), status.INVALID_ARGUMENT, /gVisor cannot mask paths \(masked_paths \/bin\/ls\)/);
+      await rejectsWithCode(secured({ masked_paths: ['/proc/cpuinfo'], readonly_paths: ['/tmp'] }), status.INVALID_ARGUMENT, /gVisor cannot make paths read-only \(readonly_paths \/tmp\)/);
+      return;
+    }
     // /proc/kcore is masked too, where the kernel has one.
     const masked = ['/proc/kcore', '/proc/timer_list'].filter((p) => existsSync(p));
     assert.ok(masked.includes('/proc/timer_list'));
@@ -194,11 +200,14 @@ describe('recursive read-only mounts', () => {
   const tryWrite = (id: string, path: string): Promise<{ code: number; stderr: string }> => h.exec(id, ['sh', '-c', `touch ${path}`]);
 
   test('keeps every submount read-only, where readonly alone leaves them writable', async () => {
-    const rro = await h.runContainer(pod, `rro-${++counter}`, {
-      mounts: [{ container_path: '/data', host_path: source, readonly: true, recursive_read_only: true }],
-    });
-    assert.match((await tryWrite(rro, '/data/top')).stderr, /Read-only file system/);
-    assert.match((await tryWrite(rro, '/data/sub/below')).stderr, /Read-only file system/);
+    const rroMount = { container_path: '/data', host_path: source, readonly: true, recursive_read_only: true };
+    if (UNDER_GVISOR) {
+      await rejectsWithCode(h.createContainer(pod, `rro-${++counter}`, { mounts: [rroMount] }), status.INVALID_ARGUMENT, /"runsc" does not support recursive read-only mounts/);
+    } else {
+      const rro = await h.runContainer(pod, `rro-${++counter}`, { mounts: [rroMount] });
+      assert.match((await tryWrite(rro, '/data/top')).stderr, /Read-only file system/);
+      assert.match((await tryWrite(rro, '/data/sub/below')).stderr, /Read-only file system/);
+    }
 
     const ro = await h.runContainer(pod, `ro-${++counter}`, { mounts: [{ container_path: '/data', host_path: source, readonly: true }] });
     assert.match((await tryWrite(ro, '/data/top')).stderr, /Read-only file system/);
