@@ -12,7 +12,7 @@
  *     netns             files in <run_dir>/netns
  *     runc              container ids with state in an OCI runtime's root: runc's (<run_dir>/runc)
  *                       and each further handler's (<run_dir>/runtimes/<name>: runc's directories,
- *                       runsc's `<sandbox id>_sandbox:<container id>.state` files)
+ *                       runsc's `<container id>_sandbox:<sandbox id>.state` files)
  *     monitors          live conmon processes (pid, container id) of this instance
  *     cgroups           cgroup directories under the instance's cgroup parent, in any hierarchy
  *     ipOwners          ids host-local holds an address for (ip -> id), this network
@@ -157,7 +157,7 @@ async function runtimeStateIds(runDir: string): Promise<string[]> {
   const runtimes = join(runDir, 'runtimes');
   for (const handler of await listDir(runtimes)) {
     for (const name of await listDir(join(runtimes, handler))) {
-      const id = FULL_ID.test(name) ? name : /_sandbox:([0-9a-f]{64})\.state$/.exec(name)?.[1];
+      const id = FULL_ID.test(name) ? name : /^([0-9a-f]{64})_sandbox:[0-9a-f]{64}\.state$/.exec(name)?.[1];
       if (id !== undefined) ids.add(id);
     }
   }
