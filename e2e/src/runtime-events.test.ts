@@ -156,8 +156,9 @@ describe('GetContainerEvents', () => {
       process.kill(follower, 'SIGSTOP');
       try {
         // Under gVisor the pid ContainerStatus reports is the container's holder on the host, which a
-        // signal ends without passing it on (runtime-svc's README): the shell is signalled in the sandbox.
-        if (UNDER_GVISOR) await h.exec(id, ['kill', '-TERM', '1']);
+        // signal ends without passing it on (runtime-svc's README): the shell is signalled in the sandbox
+        // (by its command line: an exec's pid 1 there is the sandbox's pause).
+        if (UNDER_GVISOR) await h.exec(id, ['pkill', '-TERM', '-f', 'echo last-words']);
         else process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGTERM');
         const stopped = await events.next(id, 'CONTAINER_STOPPED_EVENT');
         assert.deepEqual(
