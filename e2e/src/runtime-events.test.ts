@@ -157,8 +157,8 @@ describe('GetContainerEvents', () => {
       try {
         // Under gVisor the pid ContainerStatus reports is the container's holder on the host, which a
         // signal ends without passing it on (runtime-svc's README): the shell is signalled in the sandbox
-        // (by its command line: an exec's pid 1 there is the sandbox's pause).
-        if (UNDER_GVISOR) await h.exec(id, ['pkill', '-TERM', '-f', 'echo last-words']);
+        // (found by its command line: an exec's pid 1 there is the sandbox's pause).
+        if (UNDER_GVISOR) await h.exec(id, ['sh', '-c', "kill -TERM $(ps -o pid,args | grep '[e]cho last-words' | awk '{ print $1 }')"]);
         else process.kill((JSON.parse(info['info']!) as { pid: number }).pid, 'SIGTERM');
         const stopped = await events.next(id, 'CONTAINER_STOPPED_EVENT');
         assert.deepEqual(

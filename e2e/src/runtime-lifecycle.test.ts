@@ -164,6 +164,7 @@ describe('runtime service through skiff up', () => {
       else assert.deepEqual(await outcome(hog), [137, 'OOMKilled']);
       const exited = (await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_EXITED' } })).map((c) => c.id);
       assert.deepEqual(exited.sort(), (UNDER_GVISOR ? [ok, failed, killed] : [ok, failed, killed, hog]).sort());
+      if (hogPod !== pod) await removePod(hogPod);
     });
   });
 
