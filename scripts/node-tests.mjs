@@ -2,37 +2,39 @@
 // Runs a package's tests with Node's test runner on the files named explicitly, whatever the Node
 // version makes of a directory argument, and fails when no test ran.
 //
-//   node scripts/node-tests.mjs DIR [node --test options...]
+//   node scripts/node-tests.mjs DIR [--only=REGEX] [node --test options...]
 //
-// Every *.test.js below DIR is run; the spec report goes to stdout and a TAP copy to a temp file,
-// whose closing count must show at least one test, and in which no file stands for itself (a file
-// that declared no test). A test that hangs fails after TEST_TIMEOUT_MS; a run still going after
-// RUN_TIMEOUT_MS (a failed test left a timer or a child that keeps its file's process alive) is
-// ended, and fails.
+// Every *.test.js below DIR is run (with --only, those whose file name matches REGEX); the spec
+// report goes to stdout and a TAP copy to a temp file, whose closing count must show at least one
+// test, and in which no file stands for itself (a file that declared no test). A test that hangs
+// fails after TEST_TIMEOUT_MS; a run still going after RUN_TIMEOUT_MS (a failed test left a timer
+// or a child that keeps its file's process alive) is ended, and fails.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
-const [dir, ...options] = process.argv.slice(2);
+const [dir, ...args] = process.argv.slice(2);
 if (!dir) {
-  console.error('usage: node-tests.mjs DIR [node --test options...]');
+  console.error('usage: node-tests.mjs DIR [--only=REGEX] [node --test options...]');
   process.exit(2);
 }
+const only = new RegExp(args.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? '');
+const options = args.filter((a) => !a.startsWith('--only='));
 
 function testFiles(root) {
   const found = [];
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     const path = join(root, entry.name);
     if (entry.isDirectory() && entry.name !== 'node_modules') found.push(...testFiles(path));
-    else if (entry.isFile() && entry.name.endsWith('.test.js')) found.push(path);
+    else if (entry.isFile() && entry.name.endsWith('.test.js') && only.test(entry.name)) found.push(path);
   }
   return found;
 }
 
 const files = testFiles(dir).sort();
 if (files.length === 0) {
-  console.error(`node-tests: no *.test.js under ${dir} (was the package built?)`);
+  console.error(`node-tests: no *.test.js matching ${only} under ${dir} (was the package built?)`);
   process.exit(1);
 }
 

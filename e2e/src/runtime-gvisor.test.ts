@@ -285,11 +285,7 @@ describe('a gVisor pod', () => {
 
   test("a gVisor pod over its pod cgroup's memory limit is OOMKilled as a whole", async () => {
     // The kubelet's pod cgroup bounds the sandbox: gVisor's kernel keeps no per-container limit.
-    const parent = `${h.cgroupParent}/gvisor-oom-${process.pid}`;
-    const memory = join('/sys/fs/cgroup/memory', parent);
-    await mkdir(memory, { recursive: true });
-    await writeFile(join(memory, 'memory.limit_in_bytes'), String(160 * 1024 * 1024));
-    const hungry = await h.runPod({ linux: { cgroup_parent: parent } }, HANDLER);
+    const hungry = await h.runPod({ linux: { cgroup_parent: await h.memoryBoundCgroupParent('gvisor-oom', 160 * 1024 * 1024) } }, HANDLER);
     const id = await h.runContainer(hungry, 'hog', { command: ['sh', '-c', 'a=$(head -c 400000000 /dev/zero | tr "\\0" x); echo ${#a}'] });
     const exited = await h.waitForExit(id, 60_000);
     assert.equal(exited.reason, 'OOMKilled', `exit ${exited.exit_code}: ${exited.message}`);

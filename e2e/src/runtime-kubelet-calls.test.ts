@@ -13,10 +13,8 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { RUNTIME_HANDLER, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
-
-const HANDLER = process.env['SKIFF_E2E_RUNTIME_HANDLER'] ?? '';
 
 let h: RuntimeHarness;
 
@@ -117,7 +115,7 @@ const containersDir = (): string => join(h.skiff.root, 'runtime', 'containers');
 
 describe('RunPodSandbox and CreateContainer retried after the client went away', () => {
   test('RunPodSandbox cancelled half-way and sent again at once: the retry waits for it and gets the same pod', async () => {
-    const request = { config: h.podConfig(), runtime_handler: HANDLER };
+    const request = { config: h.podConfig(), runtime_handler: RUNTIME_HANDLER };
     const known = await entriesOf(sandboxesDir());
     const made = await cancelOnceStarted(sandboxesDir(), (signal) => callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal }));
 
@@ -133,7 +131,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
   });
 
   test('RunPodSandbox cancelled, sent again once the pod is up: the pod it made; another config with its name: AlreadyExists', async () => {
-    const request = { config: h.podConfig(), runtime_handler: HANDLER };
+    const request = { config: h.podConfig(), runtime_handler: RUNTIME_HANDLER };
     const name = request.config.metadata!.name!;
     await cancelOnceStarted(sandboxesDir(), (signal) => callUnary(h.runtime, 'RunPodSandbox', request, { timeoutMs: 60_000, signal }));
     const [made] = await eventually('the cancelled call finishing its pod', async () => {
@@ -229,7 +227,7 @@ describe('ExecSync whose client went away', () => {
     await eventually('the command running', async () => ((await running(/^sleep 1236$/m)) ? true : undefined));
     await rejectsWithCode(call, status.DEADLINE_EXCEEDED);
     // Under gVisor only the command itself is killed, inside the sandbox (see runtime-svc's README).
-    const left = HANDLER === 'runsc' ? /^sleep 1236$/m : /^sleep 123[56]$/m;
+    const left = UNDER_GVISOR ? /^sleep 1236$/m : /^sleep 123[56]$/m;
     await eventually('the command and its background child gone', async () => ((await running(left)) ? undefined : true));
   });
 });
@@ -291,7 +289,7 @@ describe('the stats the kubelet reads', () => {
     assert.ok(value(second.writable_layer?.used_bytes) >= 0);
     assert.ok(second.writable_layer?.fs_id?.mountpoint);
     // gVisor's kernel accounts no page faults, swap or stalls per container, and keeps no per-container limit.
-    if (HANDLER === 'runsc') return;
+    if (UNDER_GVISOR) return;
     assert.ok(value(memory.rss_bytes) > 0);
     assert.ok(value(memory.page_faults) > 0);
     assert.ok(value(memory.major_page_faults) >= 0);

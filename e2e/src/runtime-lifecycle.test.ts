@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, createRuntimeClient, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { eventually } from './lib/stream-client.js';
 import { placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
 
 let h: RuntimeHarness;
@@ -89,9 +90,10 @@ describe('runtime service through skiff up', () => {
     const info = JSON.parse(running.info['info'] ?? '{}') as { pid: number; sandboxID: string };
     assert.equal(info.sandboxID, pod.id);
     assert.ok(info.pid > 0, 'the verbose info carries the container pid');
-    // The pid is a real process on the host, in a cgroup under the configured parent.
+    // The pid is a real process on the host, in a cgroup under the configured parent. Under gVisor
+    // it is the container's holder, and the container has no host cgroup of its own (runtime-svc's README).
     const cgroups = readFileSync(`/proc/${info.pid}/cgroup`, 'utf8');
-    assert.match(cgroups, new RegExp(`:memory:${h.cgroupParent}/${id}\\n`));
+    if (!UNDER_GVISOR) assert.match(cgroups, new RegExp(`:memory:${h.cgroupParent}/${id}\\n`));
 
     const listed = await listContainers({ id: id.slice(0, 12) });
     assert.deepEqual(listed.map((c) => [c.id, c.pod_sandbox_id, c.state, c.labels['role']]), [[id, pod.id, 'CONTAINER_RUNNING', 'main']]);
@@ -141,7 +143,10 @@ describe('runtime service through skiff up', () => {
       const ok = await h.runContainer(pod, 'exit-0', { command: ['true'] });
       const failed = await h.runContainer(pod, 'exit-1', { command: ['sh', '-c', 'exit 1'] });
       const killed = await h.runContainer(pod, 'killed', { command: ['sleep', '3600'] });
-      const hog = await h.runContainer(pod, 'hog', {
+      // gVisor's kernel keeps no per-container memory limit: there the pod's cgroup bounds the sandbox,
+      // and a pod over it is OOMKilled as a whole (runtime-svc's README, "Memory").
+      const hogPod = UNDER_GVISOR ? await h.runPod({ linux: { cgroup_parent: await h.memoryBoundCgroupParent('lifecycle-oom', 160 * 1024 * 1024) } }) : pod;
+      const hog = await h.runContainer(hogPod, 'hog', {
         command: ['sh', '-c', 'head -c 200m /dev/zero | tail'],
         linux: { resources: { memory_limit_in_bytes: 32 * 1024 * 1024 } },
       });
@@ -155,9 +160,11 @@ describe('runtime service through skiff up', () => {
       assert.deepEqual(await outcome(ok), [0, 'Completed']);
       assert.deepEqual(await outcome(failed), [1, 'Error']);
       assert.deepEqual(await outcome(killed), [137, 'Error']);
-      assert.deepEqual(await outcome(hog), [137, 'OOMKilled']);
+      if (UNDER_GVISOR) assert.equal((await h.waitForExit(hog, 60_000)).reason, 'OOMKilled');
+      else assert.deepEqual(await outcome(hog), [137, 'OOMKilled']);
       const exited = (await listContainers({ pod_sandbox_id: pod.id, state: { state: 'CONTAINER_EXITED' } })).map((c) => c.id);
-      assert.deepEqual(exited.sort(), [ok, failed, killed, hog].sort());
+      assert.deepEqual(exited.sort(), (UNDER_GVISOR ? [ok, failed, killed] : [ok, failed, killed, hog]).sort());
+      if (hogPod !== pod) await removePod(hogPod);
     });
   });
 
@@ -189,7 +196,9 @@ describe('runtime service through skiff up', () => {
       await callUnary(h.runtime, 'StartContainer', { container_id: id });
       assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
       assert.deepEqual(await processesOf(id), { runc: true, monitor: true });
-      assert.equal((await h.exec(id, ['cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes'])).stdout, `${64 * 1024 * 1024}\n`);
+      // gVisor keeps no per-container memory limit (runtime-svc's README): there the limit recorded is read.
+      if (UNDER_GVISOR) assert.equal((await h.containerStatus(id)).resources?.linux?.memory_limit_in_bytes, String(64 * 1024 * 1024));
+      else assert.equal((await h.exec(id, ['cat', '/sys/fs/cgroup/memory/memory.limit_in_bytes'])).stdout, `${64 * 1024 * 1024}\n`);
       const attach = await callUnary(h.runtime, 'Attach', { container_id: id, stdin: true, stdout: true });
       assert.match(attach.url, /attach/);
       await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 });
@@ -243,17 +252,28 @@ describe('runtime service through skiff up', () => {
       }
     }
 
+    /** Under gVisor: the container's `sleep 1000`s as a container beside it in the pod's PID namespace sees them. */
+    async function sleepsSeenBy(observer: string): Promise<string[]> {
+      return (await h.exec(observer, ['ps', '-o', 'args'])).stdout.split('\n').filter((line) => line === 'sleep 1000');
+    }
+
     for (const pid of ['CONTAINER', 'POD'] as const) {
-      test(`in a PID namespace of ${pid === 'CONTAINER' ? 'its own' : "the pod's"}, with timeout 0`, async () => {
+      // Under gVisor a container's processes are the sandbox kernel's, with no host pid or cgroup of
+      // their own: only a container in the same PID namespace sees them.
+      const options = pid === 'CONTAINER' ? gvisorCannot("a container's processes run inside the sandbox, with no host process or cgroup of their own (its pid is its holder's), and in a PID namespace of its own no other container sees them") : {};
+      test(`in a PID namespace of ${pid === 'CONTAINER' ? 'its own' : "the pod's"}, with timeout 0`, options, async () => {
         const security = { linux: { security_context: { namespace_options: { pid } } } };
         const pod = await h.runPod(security);
         try {
+          const observer = UNDER_GVISOR ? await h.runContainer(pod, 'observer', security) : undefined;
           const id = await h.createContainer(pod, 'forks', { ...security, command: ['sh', '-c', 'sleep 1000 & sleep 1000 & wait'] });
           await callUnary(h.runtime, 'StartContainer', { container_id: id });
-          const pids = await processesIn(id, 3);
+          if (observer !== undefined) await eventually('both sleeps running', async () => (await sleepsSeenBy(observer)).length === 2);
+          const pids = observer === undefined ? await processesIn(id, 3) : [];
           await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 });
           assert.equal((await h.containerStatus(id)).exit_code, 137);
           assert.deepEqual(pids.filter(runsStill), [], 'no process of it is left');
+          if (observer !== undefined) assert.deepEqual(await sleepsSeenBy(observer), [], 'no process of it is left in the sandbox');
         } finally {
           await removePod(pod);
         }

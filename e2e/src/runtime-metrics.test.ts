@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callUnary, type cri } from '@skiff/proto';
-import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 let h: RuntimeHarness;
 let pod: Pod;
@@ -22,15 +22,49 @@ before(async () => {
     linux: { resources: { cpu_period: 100000, cpu_quota: 50000, cpu_shares: 512, memory_limit_in_bytes: 256 * 1024 * 1024 } },
   });
   // Packets both ways on the pod's interface: the bridge's gateway (the pod's default route; not
-  // always <pod subnet>.1, the range is wider than a /24) answers pings.
-  await h.runContainer(pod, 'pinger', { command: ['sh', '-c', "ping -c 30 -i 0.1 $(ip route | awk '/^default/ { print $3 }')"] });
-  // Long enough for a second of CPU at half a core, and for the pings.
+  // always <pod subnet>.1, the range is wider than a /24) answers pings. gVisor refuses ICMP sockets
+  // (runsc runs without --net-raw): there it answers connections to a closed port with resets.
+  const gateway = "$(ip route | awk '/^default/ { print $3 }')";
+  const traffic = UNDER_GVISOR ? `for i in $(seq 30); do nc -w 1 ${gateway} 9 </dev/null; done` : `ping -c 30 -i 0.1 ${gateway}`;
+  await h.runContainer(pod, 'traffic', { command: ['sh', '-c', traffic] });
+  // Long enough for a second of CPU at half a core, and for the packets.
   await new Promise((r) => setTimeout(r, 3500));
 });
 
 after(async () => {
   await h?.stop();
 });
+
+/**
+ * The container families a gVisor container has no figure for: its metrics come from the sandbox
+ * kernel (`runsc events --stats`) and the sandbox's cgroup, with no per-container cgroup to read CPU
+ * split and throttling, memory detail, processes, descriptors or the CFS and swap limits from
+ * (runtime-svc's README, "cAdvisor detail of a container"); its memory limit is reported as 0.
+ */
+const GVISOR_UNREPORTED = [
+  'container_cpu_user_seconds_total',
+  'container_cpu_system_seconds_total',
+  'container_cpu_cfs_periods_total',
+  'container_cpu_cfs_throttled_periods_total',
+  'container_cpu_cfs_throttled_seconds_total',
+  'container_memory_rss',
+  'container_memory_cache',
+  'container_memory_mapped_file',
+  'container_memory_kernel_usage',
+  'container_memory_max_usage_bytes',
+  'container_memory_failcnt',
+  'container_memory_swap',
+  'container_memory_failures_total',
+  'container_oom_events_total',
+  'container_processes',
+  'container_threads_max',
+  'container_file_descriptors',
+  'container_sockets',
+  'container_spec_cpu_period',
+  'container_spec_cpu_quota',
+  'container_spec_cpu_shares',
+  'container_spec_memory_swap_limit_bytes',
+];
 
 function valueOf(metrics: cri.Metric__Output[], name: string, match: (labels: string[]) => boolean = () => true): number {
   const found = metrics.filter((m) => m.name === name && match(m.label_values));
@@ -55,35 +89,37 @@ describe('pod and container metrics', () => {
     // whose I/O bypasses blkio accounting, as on the machine these tests were written on).
     const perDevice = ['container_blkio_device_usage_total', 'container_fs_reads_bytes_total', 'container_fs_reads_total', 'container_fs_writes_bytes_total', 'container_fs_writes_total'];
     const unreported = [...described.keys()].filter((name) => !reported.has(name));
-    assert.deepEqual(unreported.filter((name) => !perDevice.includes(name)), [], 'every described family is reported');
+    assert.deepEqual(unreported.filter((name) => !perDevice.includes(name)), UNDER_GVISOR ? GVISOR_UNREPORTED : [], 'every described family is reported');
     if (reported.has('container_fs_writes_bytes_total')) {
       assert.ok(valueOf(container, 'container_fs_writes_bytes_total') >= 1024 * 1024, 'the 1 MiB written with O_DIRECT');
       assert.ok(valueOf(container, 'container_blkio_device_usage_total', (l) => l.at(-1) === 'Write') >= 1024 * 1024);
     }
 
     assert.ok(valueOf(container, 'container_cpu_usage_seconds_total') >= 1);
-    assert.ok(valueOf(container, 'container_cpu_user_seconds_total') + valueOf(container, 'container_cpu_system_seconds_total') >= 1);
-    assert.ok(valueOf(container, 'container_cpu_cfs_periods_total') > 10);
-    assert.ok(valueOf(container, 'container_cpu_cfs_throttled_periods_total') > 0, 'a busy loop at half a core is throttled');
     assert.ok(valueOf(container, 'container_memory_usage_bytes') > 0);
     assert.ok(valueOf(container, 'container_memory_working_set_bytes') > 0);
-    assert.ok(valueOf(container, 'container_memory_cache') > 0);
-    assert.ok(valueOf(container, 'container_memory_failures_total', (l) => l.at(-2) === 'pgfault' && l.at(-1) === 'container') > 0);
-    assert.equal(valueOf(container, 'container_oom_events_total'), 0);
     assert.ok(valueOf(container, 'container_fs_usage_bytes') >= 8 * 1024 * 1024, 'the 8 MiB written to the writable layer');
-    assert.ok(valueOf(container, 'container_processes') >= 1);
     assert.ok(valueOf(container, 'container_threads') >= 1);
-    assert.equal(valueOf(container, 'container_spec_cpu_quota'), 50000);
-    assert.equal(valueOf(container, 'container_spec_cpu_period'), 100000);
-    assert.equal(valueOf(container, 'container_spec_cpu_shares'), 512);
-    assert.equal(valueOf(container, 'container_spec_memory_limit_bytes'), 256 * 1024 * 1024);
-    assert.equal(valueOf(container, 'container_sockets'), 1, "nc's listening socket");
-    assert.ok(valueOf(container, 'container_file_descriptors') >= 4, "the shells' standard streams and nc's socket");
     assert.ok(valueOf(container, 'container_fs_limit_bytes') > valueOf(container, 'container_fs_usage_bytes'));
     assert.ok(valueOf(container, 'container_fs_inodes_free') > 0);
-    assert.ok(valueOf(container, 'container_memory_max_usage_bytes') > 0);
-    assert.ok(valueOf(container, 'container_memory_kernel_usage') > 0);
-    assert.equal(valueOf(container, 'container_memory_failcnt'), 0, 'far below its limit');
+    if (!UNDER_GVISOR) {
+      assert.equal(valueOf(container, 'container_spec_memory_limit_bytes'), 256 * 1024 * 1024);
+      assert.ok(valueOf(container, 'container_cpu_user_seconds_total') + valueOf(container, 'container_cpu_system_seconds_total') >= 1);
+      assert.ok(valueOf(container, 'container_cpu_cfs_periods_total') > 10);
+      assert.ok(valueOf(container, 'container_cpu_cfs_throttled_periods_total') > 0, 'a busy loop at half a core is throttled');
+      assert.ok(valueOf(container, 'container_memory_cache') > 0);
+      assert.ok(valueOf(container, 'container_memory_failures_total', (l) => l.at(-2) === 'pgfault' && l.at(-1) === 'container') > 0);
+      assert.equal(valueOf(container, 'container_oom_events_total'), 0);
+      assert.ok(valueOf(container, 'container_processes') >= 1);
+      assert.equal(valueOf(container, 'container_spec_cpu_quota'), 50000);
+      assert.equal(valueOf(container, 'container_spec_cpu_period'), 100000);
+      assert.equal(valueOf(container, 'container_spec_cpu_shares'), 512);
+      assert.equal(valueOf(container, 'container_sockets'), 1, "nc's listening socket");
+      assert.ok(valueOf(container, 'container_file_descriptors') >= 4, "the shells' standard streams and nc's socket");
+      assert.ok(valueOf(container, 'container_memory_max_usage_bytes') > 0);
+      assert.ok(valueOf(container, 'container_memory_kernel_usage') > 0);
+      assert.equal(valueOf(container, 'container_memory_failcnt'), 0, 'far below its limit');
+    }
     const { status } = await callUnary(h.runtime, 'ContainerStatus', { container_id: busy });
     const started = Number(BigInt(status!.started_at) / 1_000_000_000n);
     assert.equal(valueOf(container, 'container_start_time_seconds'), started);
@@ -93,12 +129,12 @@ describe('pod and container metrics', () => {
 
     const eth0 = (l: string[]): boolean => l.at(-1) === 'eth0';
     for (const name of ['container_network_receive_packets_total', 'container_network_transmit_packets_total', 'container_network_receive_bytes_total', 'container_network_transmit_bytes_total']) {
-      assert.ok(valueOf(mine.metrics, name, eth0) >= 10, `${name} counts the pings`);
+      assert.ok(valueOf(mine.metrics, name, eth0) >= 10, `${name} counts the packets to the gateway`);
     }
     assert.equal(valueOf(mine.metrics, 'container_network_receive_errors_total', eth0), 0);
   });
 
-  test('limits changed by UpdateContainerResources show in the next call', async () => {
+  test('limits changed by UpdateContainerResources show in the next call', gvisorCannot('a container has no cgroup of its own to read its limits from: no CFS figures, and container_spec_memory_limit_bytes is 0'), async () => {
     const limits = async (): Promise<number[]> => {
       const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
       const container = pod_metrics.find((p) => p.pod_sandbox_id === pod.id)!.container_metrics.find((c) => c.container_id === busy)!.metrics;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { callUnary, type cri } from '@skiff/proto';
-import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { startRuntimeHarness, UNDER_GVISOR, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { inventoryIds, placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
 
 const run = promisify(execFile);
@@ -97,10 +97,14 @@ async function listPods(filter: cri.PodSandboxFilter = {}): Promise<cri.PodSandb
   return (await callUnary(h.runtime, 'ListPodSandbox', { filter }, { timeoutMs: 10_000 })).items;
 }
 
-/** runc's own view of a container: "created", "running", "stopped", or undefined when it has none. */
-async function runcStatus(id: string, root = join(h.skiff.runDir, 'runc')): Promise<string | undefined> {
+/**
+ * runc's own view of a container: "created", "running", "stopped", or undefined when it has none.
+ * Without a root, the view of the runtime of the tests' pods: runc's, or under gVisor runsc's.
+ */
+async function runcStatus(id: string, root?: string): Promise<string | undefined> {
+  const [binary, stateRoot] = root !== undefined ? ['runc', root] : UNDER_GVISOR ? ['runsc', join(h.skiff.runDir, 'runtimes', 'runsc')] : ['runc', join(h.skiff.runDir, 'runc')];
   try {
-    const { stdout } = await run('runc', ['--root', root, 'state', id]);
+    const { stdout } = await run(binary, ['--root', stateRoot, 'state', id]);
     return (JSON.parse(stdout) as { status: string }).status;
   } catch {
     return undefined;

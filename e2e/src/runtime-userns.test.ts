@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
-import { startRuntimeHarness, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
 
 const SIZE = 65536;
@@ -79,8 +79,11 @@ before(async () => {
   hostDir = join(h.skiff.dir, 'userns-host-data');
   await mkdir(hostDir);
   await chmod(hostDir, 0o777);
-  pod = await usernsPod(HOST_BASE);
+  if (!UNDER_GVISOR) pod = await usernsPod(HOST_BASE);
 });
+
+/** Under gVisor each case below is refused at RunPodSandbox, as the first test asserts. */
+const REFUSED_BY_GVISOR = gvisorCannot('user namespaces (hostUsers: false) are refused with InvalidArgument; Status reports user_namespaces: false');
 
 after(async () => {
   await h?.stop();
@@ -88,6 +91,12 @@ after(async () => {
 
 describe('a pod with its own user namespace', () => {
   test('its containers share the namespace and see the mapping', async () => {
+    if (UNDER_GVISOR) {
+      await rejectsWithCode(usernsPod(HOST_BASE), status.INVALID_ARGUMENT, /"runsc" does not support user namespaces/);
+      const { runtime_handlers } = await callUnary(h.runtime, 'Status', {});
+      assert.equal(runtime_handlers.find((r) => r.name === 'runsc')?.features?.user_namespaces, false);
+      return;
+    }
     const a = await run('a');
     const b = await run('b');
     for (const id of [a, b]) {
@@ -100,7 +109,7 @@ describe('a pod with its own user namespace', () => {
     assert.ok(runtime_handlers.filter((r) => r.name !== 'runsc').every((r) => r.features?.user_namespaces === true));
   });
 
-  test("the image's files look root-owned, the root is the pod's, and a hostPath file written by its root is the host's root's", async () => {
+  test("the image's files look root-owned, the root is the pod's, and a hostPath file written by its root is the host's root's", REFUSED_BY_GVISOR, async () => {
     const id = await run('files', { mounts: [{ container_path: '/host', host_path: hostDir }] });
     assert.equal((await sh(id, 'stat -c %u:%g /bin/busybox /etc/passwd /')).stdout, '0:0\n0:0\n0:0\n');
     assert.equal((await sh(id, 'touch /in-root && echo /etc/hosts: $(stat -c %u /etc/hosts)')).stdout, '/etc/hosts: 0\n');
@@ -108,14 +117,14 @@ describe('a pod with its own user namespace', () => {
     assert.equal((await stat(join(hostDir, 'by-root'))).uid, 0);
   });
 
-  test('an image volume is built over id-mapped layers: its files look root-owned, read-only', async () => {
+  test('an image volume is built over id-mapped layers: its files look root-owned, read-only', REFUSED_BY_GVISOR, async () => {
     const id = await run('volume', { mounts: [{ container_path: '/vol', image: { image: h.imageRef('busybox') }, image_sub_path: 'etc' }] });
     assert.equal((await sh(id, 'stat -c %u:%g /vol/passwd')).stdout, '0:0\n');
     assert.match((await sh(id, 'cat /vol/passwd')).stdout, /^root:/);
     assert.match((await sh(id, 'touch /vol/x')).stderr, /Read-only file system/);
   });
 
-  test('run_as_user and run_as_group inside the namespace, as outside', async () => {
+  test('run_as_user and run_as_group inside the namespace, as outside', REFUSED_BY_GVISOR, async () => {
     const id = await run('user', {
       mounts: [{ container_path: '/host', host_path: hostDir }],
       linux: { security_context: { run_as_user: { value: 1000 }, run_as_group: { value: 2000 }, supplemental_groups: [3000] } },
@@ -126,7 +135,7 @@ describe('a pod with its own user namespace', () => {
     assert.deepEqual([st.uid, st.gid], [1000, 2000]);
   });
 
-  test("its root's capabilities are namespaced: the host's clock stays out of reach", async () => {
+  test("its root's capabilities are namespaced: the host's clock stays out of reach", REFUSED_BY_GVISOR, async () => {
     const id = await run('clock', { linux: { security_context: { capabilities: { add_capabilities: ['SYS_TIME'] } } } });
     // Setting the clock to what it reads: harmless even if a broken namespace let it through.
     // busybox's date reports the refusal on stderr but exits 0.
@@ -134,7 +143,7 @@ describe('a pod with its own user namespace', () => {
     assert.match(result.stderr, /can't set date: Operation not permitted/);
   });
 
-  test("its root can neither load a kernel module nor make a device node, though it holds CAP_SYS_MODULE and CAP_MKNOD in the pod's namespace", async () => {
+  test("its root can neither load a kernel module nor make a device node, though it holds CAP_SYS_MODULE and CAP_MKNOD in the pod's namespace", REFUSED_BY_GVISOR, async () => {
     const id = await run('module', { linux: { security_context: { capabilities: { add_capabilities: ['SYS_MODULE', 'MKNOD'] } } } });
     const capEff = BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec((await sh(id, 'cat /proc/self/status')).stdout)![1]}`);
     assert.equal((capEff >> 16n) & 1n, 1n, 'CAP_SYS_MODULE (16) is in the effective set');
@@ -147,7 +156,7 @@ describe('a pod with its own user namespace', () => {
     assert.match((await sh(id, 'mknod /tmp/null c 1 3')).stderr, /Operation not permitted/);
   });
 
-  test('every mapping this runtime cannot honour is refused, naming the problem', async () => {
+  test('every mapping this runtime cannot honour is refused, naming the problem', REFUSED_BY_GVISOR, async () => {
     const mapping = (host_id: number, container_id = 0, length = SIZE): cri.IDMapping => ({ host_id, container_id, length });
     const cases: [Partial<cri.UserNamespace>, RegExp][] = [
       [{ mode: 'CONTAINER' }, /mode CONTAINER/],
@@ -165,7 +174,7 @@ describe('a pod with its own user namespace', () => {
     for (const [options, message] of cases) await rejectsWithCode(usernsPod(HOST_BASE + SIZE, options), status.INVALID_ARGUMENT, message);
   });
 
-  test('runtime-svc killed while it mounts overlays over id-mapped layers leaves none behind once it is back', async () => {
+  test('runtime-svc killed while it mounts overlays over id-mapped layers leaves none behind once it is back', REFUSED_BY_GVISOR, async () => {
     const containerMounts = async (): Promise<string[]> =>
       (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(join(h.skiff.root, 'runtime', 'containers')));
     for (const delayMs of [30, 80, 150, 250]) {
@@ -185,7 +194,7 @@ describe('a pod with its own user namespace', () => {
     }
   });
 
-  test('runtime-svc killed in the middle of a user-namespaced RunPodSandbox: the pod is whole or gone, nothing else left', async (t) => {
+  test('runtime-svc killed in the middle of a user-namespaced RunPodSandbox: the pod is whole or gone, nothing else left', REFUSED_BY_GVISOR, async (t) => {
     const hostId = HOST_BASE + 2 * SIZE;
     // A fresh supervisor: the restart wait grows with each quick crash, and the test above crashed it.
     await h.restartSkiff();

@@ -10,7 +10,9 @@
  *     mounts            mount points under the instance's directory (the netns directory's own
  *                       bind mount aside)
  *     netns             files in <run_dir>/netns
- *     runc              container ids in runc's state directory
+ *     runc              container ids with state in an OCI runtime's root: runc's (<run_dir>/runc)
+ *                       and each further handler's (<run_dir>/runtimes/<name>: runc's directories,
+ *                       runsc's `<container id>_sandbox:<sandbox id>.state` files)
  *     monitors          live conmon processes (pid, container id) of this instance
  *     cgroups           cgroup directories under the instance's cgroup parent, in any hierarchy
  *     ipOwners          ids host-local holds an address for (ip -> id), this network
@@ -150,13 +152,25 @@ async function natRuleOwners(network: string): Promise<string[]> {
   return [...ids].sort();
 }
 
+async function runtimeStateIds(runDir: string): Promise<string[]> {
+  const ids = new Set((await listDir(join(runDir, 'runc'))).filter((n) => FULL_ID.test(n)));
+  const runtimes = join(runDir, 'runtimes');
+  for (const handler of await listDir(runtimes)) {
+    for (const name of await listDir(join(runtimes, handler))) {
+      const id = FULL_ID.test(name) ? name : /^([0-9a-f]{64})_sandbox:[0-9a-f]{64}\.state$/.exec(name)?.[1];
+      if (id !== undefined) ids.add(id);
+    }
+  }
+  return [...ids].sort();
+}
+
 export async function takeInventory(location: RuntimeLocation): Promise<RuntimeInventory> {
   const netnsDir = join(location.runDir, 'netns');
   const runtimeDir = join(location.root, 'runtime');
   return {
     mounts: (await mountsUnder(location.dir)).filter((m) => m !== netnsDir),
     netns: (await listDir(netnsDir)).sort(),
-    runc: (await listDir(join(location.runDir, 'runc'))).filter((n) => FULL_ID.test(n)).sort(),
+    runc: await runtimeStateIds(location.runDir),
     monitors: await listConmonProcesses(location.runDir),
     cgroups: await cgroupsUnder(location.cgroupParent),
     ipOwners: await ipOwners(location.network.ipamDir),
