@@ -32,7 +32,8 @@ cd e2e
 SKIFF_TESTS_RUN_MINUTES=60 node ../scripts/node-tests.mjs dist --test-concurrency=1
 
 # The runtime tests again with every pod under gVisor, but for the files whose pods all name their
-# handler (runtime-gvisor's are runsc's; runtime-pod-namespaces' and runtime-userns-host-access's are
-# runc's, host namespaces and user namespaces being runc's alone): they would run the same again.
+# handler (runtime-gvisor's are runsc's; runtime-pod-namespaces', runtime-userns-host-access's and
+# runtime-pauseless's are runc's, host namespaces, user namespaces and pods without a pause being
+# runc's alone): they would run the same again.
 echo "== runtime end-to-end tests under gVisor (runsc)"
-SKIFF_E2E_RUNTIME_HANDLER=runsc SKIFF_TESTS_RUN_MINUTES=30 node ../scripts/node-tests.mjs dist '--only=^runtime-(?!gvisor\.|pod-namespaces\.|userns-host-access\.)' --test-concurrency=1
+SKIFF_E2E_RUNTIME_HANDLER=runsc SKIFF_TESTS_RUN_MINUTES=30 node ../scripts/node-tests.mjs dist '--only=^runtime-(?!gvisor\.|pod-namespaces\.|userns-host-access\.|pauseless\.)' --test-concurrency=1
