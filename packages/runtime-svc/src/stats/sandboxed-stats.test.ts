@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRunscPsCount, parseRunscStats, sandboxedReading } from './sandboxed-stats.js';
+import { isSoleLiveContainer, parseRunscPsCount, parseRunscStats, sandboxedReading } from './sandboxed-stats.js';
 import { cgroupDirOf } from './sandbox-oom.js';
 import { withoutRootUnified } from './cgroup-stats.js';
 
@@ -49,4 +49,11 @@ test("a sandbox left at the cgroup2 root of a hybrid host has no cgroup2 entry: 
   assert.deepEqual(withoutRootUnified(new Map([['memory', '/pod/sb'], ['', '/pod/sb']])), new Map([['memory', '/pod/sb'], ['', '/pod/sb']]));
   // cgroup v2 alone: the entry is all there is.
   assert.deepEqual(withoutRootUnified(new Map([['', '/']])), new Map([['', '/']]));
+});
+
+test("a restarted container is its pod's only live one: the exited instance the kubelet keeps does not count", () => {
+  assert.equal(isSoleLiveContainer('b', [{ id: 'a', phase: 'exited' }, { id: 'b', phase: 'running' }]), true);
+  assert.equal(isSoleLiveContainer('b', [{ id: 'a', phase: 'running' }, { id: 'b', phase: 'running' }]), false);
+  assert.equal(isSoleLiveContainer('a', [{ id: 'a', phase: 'exited' }, { id: 'b', phase: 'running' }]), false);
+  assert.equal(isSoleLiveContainer('a', [{ id: 'a', phase: 'created' }]), true);
 });

@@ -1,3 +1,4 @@
+import type { ContainerRecord } from '../state/records.js';
 import type { Runc } from '../oci/runc.js';
 import type { CgroupDetail } from './cgroup-detail.js';
 import type { CgroupSample } from './cgroup-stats.js';
@@ -58,6 +59,16 @@ export async function readSandboxedProcessCount(runc: Runc, id: string): Promise
 /** A copy of `sample` without its undefined fields. */
 function definedOnly(sample: CgroupSample): CgroupSample {
   return Object.fromEntries(Object.entries(sample).filter(([, value]) => value !== undefined)) as CgroupSample;
+}
+
+/**
+ * Whether `id` is the one live container of its pod (`containers`: the pod's records). Exited ones
+ * the kubelet keeps (a restarted container's previous instance) hold nothing in the pod's cgroup
+ * any more, so they do not count.
+ */
+export function isSoleLiveContainer(id: string, containers: readonly Pick<ContainerRecord, 'id' | 'phase'>[]): boolean {
+  const live = containers.filter((c) => c.phase === 'created' || c.phase === 'running');
+  return live.length === 1 && live[0]?.id === id;
 }
 
 /** The fields of the pod cgroup's sample `runsc events --stats` has no figure for. */

@@ -11,7 +11,7 @@ import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
 import { readSmallFile } from './read-small-file.js';
-import { readSandboxedProcessCount, readSandboxedSample, sandboxedReading } from './sandboxed-stats.js';
+import { isSoleLiveContainer, readSandboxedProcessCount, readSandboxedSample, sandboxedReading } from './sandboxed-stats.js';
 import { isSameProcessRunning } from '../process/processes.js';
 import { runCommand } from '@skiff/common';
 import { sandboxHandler } from '../daemon/runtime-handlers.js';
@@ -171,10 +171,10 @@ export class StatsCollector {
     return dirs ? readCgroupReading(dirs) : undefined;
   }
 
-  /** The pod cgroup's directories when `rec` is its pod's only container (see soleContainerPodReading). */
+  /** The pod cgroup's directories when `rec` is its pod's only live container (see soleContainerPodReading). */
   private async soleContainerPodDirs(rec: ContainerRecord): Promise<CgroupDirs | undefined> {
     const pod = this.ctx.state.sandboxes.get(rec.sandboxId);
-    if (pod?.phase !== 'ready' || this.ctx.state.containersOf(pod.id).length !== 1) return undefined;
+    if (pod?.phase !== 'ready' || !isSoleLiveContainer(rec.id, this.ctx.state.containersOf(pod.id))) return undefined;
     const cgroups = await this.podCgroupsOf(pod);
     if (!cgroups) return undefined;
     this.mounts ??= cgroupMounts();
