@@ -36,10 +36,11 @@ after(async () => {
 });
 
 /**
- * The container families a gVisor container has no figure for: its metrics come from the sandbox
- * kernel (`runsc events --stats`) and the sandbox's cgroup, with no per-container cgroup to read CPU
- * split and throttling, memory detail, processes, descriptors or the CFS and swap limits from
- * (runtime-svc's README, "cAdvisor detail of a container"); its memory limit is reported as 0.
+ * The container families a gVisor container of a pod with more than one container has no figure
+ * for: its metrics come from the sandbox kernel (`runsc events --stats`, processes from `runsc ps`),
+ * with no per-container cgroup to read CPU split and throttling, memory detail, descriptors or the
+ * CFS and swap limits from (runtime-svc's README, "cAdvisor detail of a container"); its memory
+ * limit is reported as 0.
  */
 const GVISOR_UNREPORTED = [
   'container_cpu_user_seconds_total',
@@ -56,7 +57,6 @@ const GVISOR_UNREPORTED = [
   'container_memory_swap',
   'container_memory_failures_total',
   'container_oom_events_total',
-  'container_processes',
   'container_threads_max',
   'container_file_descriptors',
   'container_sockets',
