@@ -37,7 +37,7 @@ before(async () => {
   binary = await nriPluginBinary();
   base = await makeTempDir('skiff-nri');
   socket = join(base, 'nri.sock');
-  h = await startRuntimeHarness({ skiff: { nriConfig: `socket = "${socket}"\nregistration_timeout = "2s"\nrequest_timeout = "1s"` } });
+  h = await startRuntimeHarness({ skiff: { nriConfig: `socket = "${socket}"\nregistration_timeout = "2s"\nrequest_timeout = "3s"` } });
   pod = await h.runPod();
 });
 
@@ -58,7 +58,10 @@ function logged(needle: string, plugin: string): boolean {
 /** A plugin of a name an earlier test registered too is ready once it is registered once more. */
 async function plugin(name: string, idx: string, args: string[]): Promise<NriPluginProcess> {
   const earlier = timesLogged('NRI plugin registered', `${idx}-${name}`);
-  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => timesLogged('NRI plugin registered', `${idx}-${name}`) > earlier);
+  const p = await startNriPlugin(binary, socket, ['-name', name, '-idx', idx, ...args], () => timesLogged('NRI plugin registered', `${idx}-${name}`) > earlier).catch((err: unknown) => {
+    const runtimeSide = h.skiff.output().split('\n').filter((line) => line.includes(`"${idx}-${name}"`));
+    throw new Error(`${(err as Error).message}\nruntime-svc on ${idx}-${name}:\n${runtimeSide.slice(-10).join('\n')}`);
+  });
   plugins.push(p);
   return p;
 }
@@ -154,17 +157,19 @@ describe('NRI', () => {
   });
 
   test('a Synchronize over the 4 MiB ttrpc limit (five pods of 1 MiB of annotations) reaches the stub in several requests, whole', async () => {
-    const large = [];
-    for (let i = 0; i < 5; i++) large.push(await h.runPod({ annotations: { 'nri.skiff.test/blob': String(i).repeat(1 << 20) } }));
-    const log = join(base, 'split-sync.log');
-    const logger = await plugin('split-logger', '10', ['-mode', 'logger', '-log', log]);
+    const large: Pod[] = [];
+    let logger: NriPluginProcess | undefined;
     try {
+      for (let i = 0; i < 5; i++) large.push(await h.runPod({ annotations: { 'nri.skiff.test/blob': String(i).repeat(1 << 20) } }));
+      const log = join(base, 'split-sync.log');
+      logger = await plugin('split-logger', '10', ['-mode', 'logger', '-log', log]);
       const lines = (await readFile(log, 'utf8')).trim().split('\n');
       for (const p of [pod, ...large]) assert.ok(lines.includes(`Synchronize ${p.config.metadata?.name} -`), `${p.config.metadata?.name} in ${lines.join(', ')}`);
       assert.ok(logged('NRI Synchronize split into several requests', '10-split-logger'));
       assert.ok(!logged('NRI plugin disconnected', '10-split-logger'));
     } finally {
-      await logger.stop();
+      // The large pods would make every later plugin's Synchronize split too.
+      await logger?.stop();
       for (const p of large) {
         await callUnary(h.runtime, 'StopPodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 30_000 });
         await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: p.id }, { timeoutMs: 30_000 });
