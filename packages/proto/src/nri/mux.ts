@@ -9,9 +9,14 @@ import { TTRPC_HEADER_BYTES, TTRPC_MAX_PAYLOAD_BYTES, TtrpcProtocolError } from 
 export const MUX_HEADER_BYTES = 8;
 export const MUX_MAX_PAYLOAD_BYTES = TTRPC_HEADER_BYTES + TTRPC_MAX_PAYLOAD_BYTES;
 /**
- * The largest chunk written. containerd/nri's Go multiplexer hands a reader one whole chunk per
- * read and fails the read (ENOMEM) when the reader's buffer is smaller; ttrpc reads through a
- * 4096-byte bufio.Reader, and its own writer never sends more at once.
+ * A ttrpc message goes as at most two chunks, as Go's ttrpc writes it through its 4096-byte
+ * bufio.Writer: its first 4096 bytes, then the rest in one. containerd/nri's Go multiplexer hands a
+ * reader one whole chunk per read and fails the read (ENOMEM) when the reader's buffer is smaller:
+ * ttrpc reads a message's header through a 4096-byte bufio.Reader (the first chunk fits), then the
+ * rest of a large message straight into a buffer of the message's size (the second fits). It also
+ * queues at most 256 chunks a connection ahead of its reader and closes the whole connection
+ * beyond that, so a message must never go as many small chunks: a 3 MiB Synchronize request in
+ * 4 KiB chunks was 768 of them, and a plugin busy elsewhere lost its connection.
  */
 export const MUX_WRITE_CHUNK_BYTES = 4096;
 
@@ -73,16 +78,19 @@ export class NriMux {
     for (const listener of this.closeListeners.splice(0)) listener(reason);
   }
 
+  /** Writes one whole ttrpc message (see MUX_WRITE_CHUNK_BYTES). */
   private write(id: number, bytes: Buffer): void {
     if (this.closed) return;
-    for (let offset = 0; offset < bytes.length || offset === 0; offset += MUX_WRITE_CHUNK_BYTES) {
-      const part = bytes.subarray(offset, offset + MUX_WRITE_CHUNK_BYTES);
-      const header = Buffer.allocUnsafe(MUX_HEADER_BYTES);
-      header.writeUInt32BE(id, 0);
-      header.writeUInt32BE(part.length, 4);
-      this.socket.write(Buffer.concat([header, part]));
-      if (bytes.length === 0) break;
-    }
+    const first = bytes.subarray(0, MUX_WRITE_CHUNK_BYTES);
+    this.writeChunk(id, first);
+    if (bytes.length > first.length) this.writeChunk(id, bytes.subarray(first.length));
+  }
+
+  private writeChunk(id: number, part: Buffer): void {
+    const header = Buffer.allocUnsafe(MUX_HEADER_BYTES);
+    header.writeUInt32BE(id, 0);
+    header.writeUInt32BE(part.length, 4);
+    this.socket.write(Buffer.concat([header, part]));
   }
 
   private receive(chunk: Buffer): void {
