@@ -306,7 +306,6 @@ export class StatsCollector {
     return sumSamples([await this.sampleOf(podCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
   }
 
-
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
     this.dirs.delete(id);
