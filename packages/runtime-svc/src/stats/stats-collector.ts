@@ -250,8 +250,16 @@ export class StatsCollector {
   }
 
   async containerStats(rec: ContainerRecord): Promise<cri.ContainerStats> {
+    return this.containerStatsOf(rec, await this.timedSample(rec));
+  }
+
+  /** A container's sample with the time it was taken at. */
+  private async timedSample(rec: ContainerRecord): Promise<{ at: string; sample: CgroupSample }> {
     const at = nowNanos();
-    const sample = await this.sampleContainer(rec);
+    return { at, sample: await this.sampleContainer(rec) };
+  }
+
+  private async containerStatsOf(rec: ContainerRecord, { at, sample }: { at: string; sample: CgroupSample }): Promise<cri.ContainerStats> {
     const paths = this.ctx.paths.container(rec.id);
     const layer = await this.disk.get(paths.upper);
     return {
@@ -264,16 +272,19 @@ export class StatsCollector {
     };
   }
 
+  /** Each container is sampled once: its stats and the pod's sum come from the same reading. */
   async podStats(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<cri.PodSandboxStats> {
     const at = nowNanos();
-    const containerStats = await Promise.all(containers.map((c) => this.containerStats(c)));
+    const readings = await Promise.all(containers.map((c) => this.timedSample(c)));
+    const containerStats = await Promise.all(containers.map((c, i) => this.containerStatsOf(c, readings[i]!)));
+    const containerSamples = readings.map((r) => r.sample);
     let sample: CgroupSample;
     if (rec.pauseless) {
       // No process of its own: the kubelet's pod cgroup, else the sum of its containers'.
       const podCgroups = rec.podCgroupGiven && rec.phase === 'ready' ? await this.podCgroupsWithoutPause(rec, containers) : undefined;
-      sample = podCgroups ? await this.sampleOf(podCgroups) : sumSamples(await Promise.all(containers.map((c) => this.sampleContainer(c))));
+      sample = podCgroups ? await this.sampleOf(podCgroups) : sumSamples(containerSamples);
     } else {
-      sample = await this.sampleWithPause(rec, containers);
+      sample = await this.sampleWithPause(rec, containerSamples);
     }
     const linux: cri.LinuxPodSandboxStats = {
       cpu: this.cpuUsage(`pod:${rec.id}`, at, sample),
@@ -300,10 +311,10 @@ export class StatsCollector {
   }
 
   /** A pod with a pause: the kubelet's pod cgroup (its cgroup's parent), else the sum of the pause's and the containers'. */
-  private async sampleWithPause(rec: SandboxRecord, containers: readonly ContainerRecord[]): Promise<CgroupSample> {
+  private async sampleWithPause(rec: SandboxRecord, containerSamples: CgroupSample[]): Promise<CgroupSample> {
     const podCgroups = await this.podCgroupsOf(rec);
     if (rec.podCgroupGiven && podCgroups) return this.sampleOf(podCgroups);
-    return sumSamples([await this.sampleOf(podCgroups), ...(await Promise.all(containers.map((c) => this.sampleContainer(c))))]);
+    return sumSamples([await this.sampleOf(podCgroups), ...containerSamples]);
   }
 
   /** Drops what is kept between readings for a removed container or sandbox. */
