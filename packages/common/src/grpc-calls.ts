@@ -30,17 +30,22 @@ export function unaryCall<Req, Res>(
 ) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const abort = new AbortController();
-    call.once('cancelled', () => abort.abort());
+    let answered = false;
+    // grpc-js also reports a call as cancelled when the client resets its stream after the
+    // answer (Go's clients do): aborting then would only build an AbortError nobody reads.
+    call.once('cancelled', () => answered || abort.abort());
     const started = process.hrtime.bigint();
     Promise.resolve()
       .then(() => implementation(call.request, abort.signal))
       .then(
         (response) => {
+          answered = true;
           log.debug({ method, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'call done');
           observe(method, status.OK, started);
           callback(null, response);
         },
         (err: unknown) => {
+          answered = true;
           const error = toStatus(err, abort.signal);
           const details = boundedStatusMessage(error.message);
           log.warn({ method, code: error.code, err: details }, 'call failed');
