@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { DaemonMetrics } from './daemon-metrics.js';
@@ -20,4 +22,21 @@ test("a daemon's registry has the process metrics, without loading what Skiff do
   const loaded = Object.keys(createRequire(import.meta.url).cache);
   assert.ok(loaded.some((path) => path.includes('prom-client')), 'prom-client is loaded');
   for (const unused of ['@opentelemetry', 'pushgateway', 'tdigest', '/cluster.js']) assert.ok(!loaded.some((path) => path.includes(unused)), `${unused} is not loaded`);
+});
+
+test('an idle daemon with its process metrics is woken about ten times a second, not a hundred', async () => {
+  // A process that registers the metrics and then does nothing; its main thread's wake-ups are its
+  // voluntary context switches.
+  const script = `const { DaemonMetrics } = await import(${JSON.stringify(new URL('./daemon-metrics.js', import.meta.url).href)}); new DaemonMetrics('idle'); console.log('ready'); setTimeout(() => {}, 60000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    const switches = async (): Promise<number> => Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(await readFile(`/proc/${child.pid}/task/${child.pid}/status`, 'utf8'))?.[1]);
+    const before = await switches();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const woken = (await switches()) - before;
+    assert.ok(woken < 80, `woken ${woken} times in 2 s`);
+  } finally {
+    child.kill();
+  }
 });
