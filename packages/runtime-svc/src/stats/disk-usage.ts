@@ -35,12 +35,15 @@ export async function diskUsage(root: string): Promise<DiskUsage> {
  * diskUsage with a per-path cache, so frequent stats and metrics calls do not walk big trees
  * every time. A value older than `maxAgeMs` is still answered while a new walk runs in the
  * background (one per path at a time): a call waits for a walk only the first time a path is asked for.
+ * A minute by default, as the kubelet's cAdvisor refreshes a container's disk use: the kubelet asks
+ * for every container's stats every 10-15 s, and walking each writable layer on each of those asks
+ * was about half of what those calls cost.
  */
 export class DiskUsageCache {
   private readonly entries = new Map<string, { at: number; usage: DiskUsage }>();
   private readonly walks = new Map<string, Promise<DiskUsage>>();
 
-  constructor(private readonly maxAgeMs = 10_000) {}
+  constructor(private readonly maxAgeMs = 60_000) {}
 
   async get(path: string): Promise<DiskUsage> {
     const cached = this.entries.get(path);
