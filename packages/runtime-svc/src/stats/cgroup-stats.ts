@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readSmallFile } from './read-small-file.js';
+import { readCgroupFileNow } from './read-small-file.js';
 
 /** One line of a PSI file: cumulative stall time (ns) and the kernel's averages over 10, 60 and 300 s (percent). */
 export interface PressureLine {
@@ -101,9 +101,9 @@ export function withoutRootUnified(cgroups: ReadonlyMap<string, string>): Map<st
   return out;
 }
 
-/** A file in a directory that may not be known: read, or undefined. */
+/** A file in a cgroup directory that may not be known: read, or undefined. */
 export function readIn(dir: string | undefined, name: string): Promise<string | undefined> {
-  return dir === undefined ? Promise.resolve(undefined) : readSmallFile(join(dir, name));
+  return Promise.resolve(dir === undefined ? undefined : readCgroupFileNow(join(dir, name)));
 }
 
 /** The texts a CgroupSample is made of; the same files on v1 and v2 play the same parts. */
