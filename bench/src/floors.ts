@@ -143,21 +143,24 @@ export async function removeNetns(path: string): Promise<void> {
 
 /**
  * A pod's start done by hand, step for step as the runtime does it for a one-container pod: the CNI
- * ADD beside `runc run -d` of the pause (the first bundle), then `runc run -d` of the container (the
- * next ones). The network namespace is made by prepareHandPod, before any clock starts.
+ * ADD (beside `runc run -d` of the pause, for a pod that has one), then `runc run -d` of each
+ * container in turn. The kubelet's default pod (a PID namespace per container) has no pause. The
+ * network namespace is made by prepareHandPod, before any clock starts.
  */
 export interface HandPod {
   netns: string;
   cniId: string;
-  bundles: string[];
+  /** The pause's bundle, for a pod that has one. */
+  pause: string | undefined;
+  containers: string[];
   /** runc ids of what was started, for removeHandPod. */
   started: string[];
   cniResult?: unknown;
 }
 
-export async function prepareHandPod(netns: string, bundles: string[]): Promise<HandPod> {
+export async function prepareHandPod(netns: string, bundles: { pause?: string; containers: string[] }): Promise<HandPod> {
   await createNetns(netns);
-  return { netns, cniId: randomBytes(32).toString('hex'), bundles, started: [] };
+  return { netns, cniId: randomBytes(32).toString('hex'), pause: bundles.pause, containers: bundles.containers, started: [] };
 }
 
 export async function startHandPod(pod: HandPod, net: Conflist, runcRoot: string, cgroupParent: string): Promise<void> {
@@ -166,10 +169,9 @@ export async function startHandPod(pod: HandPod, net: Conflist, runcRoot: string
     pod.started.push(id);
     await runcRunDetached(runcRoot, bundle, id, cgroupParent);
   };
-  const [pause, ...containers] = pod.bundles;
-  if (pause === undefined) throw new Error('a pod by hand needs a bundle for its pause');
-  await Promise.all([cniAdd(net, pod.cniId, pod.netns).then((result) => (pod.cniResult = result)), runOne(pause)]);
-  for (const bundle of containers) await runOne(bundle);
+  const network = cniAdd(net, pod.cniId, pod.netns).then((result) => (pod.cniResult = result));
+  await Promise.all([network, pod.pause === undefined ? undefined : runOne(pod.pause)]);
+  for (const bundle of pod.containers) await runOne(bundle);
 }
 
 export async function removeHandPod(pod: HandPod, net: Conflist, runcRoot: string): Promise<void> {

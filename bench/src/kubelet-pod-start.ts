@@ -6,8 +6,9 @@
  *     watch seeing it Running; the kubelet's own figure, kubelet_pod_start_sli_duration_seconds
  *     (quantiles interpolated in its buckets, and exactly per pod from its "Observed pod startup
  *     duration" log line); and where the time went, from the kubelet's log;
- *   - beside the floor of the same steps done by hand in the same run: per pod, the CNI ADD beside
- *     `runc run -d` of the pause, then `runc run -d` of the container (S pods at once for the bursts);
+ *   - beside the floor of the same steps done by hand in the same run: per pod, the CNI ADD, then
+ *     `runc run -d` of the container (S pods at once for the bursts); such a pod has no pause in
+ *     Skiff, so the floor has none either;
  *   - then pods up to P (default 110, the kubelet's maxPods), runtime-svc's CPU over T seconds while
  *     the kubelet relists them every second (the other daemons' and the kubelet's beside it), and the
  *     memory of Skiff's daemons and conmons.
@@ -26,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { callUnary } from '@skiff/proto';
 import { makeTempDir, removeCgroupTree, startKubeNode, startRuntimeHarness, type KubeNode, type RuntimeHarness } from '@skiff/e2e/lib';
 import { idleNodeFloor, makeBundle, prepareHandPod, removeHandPod, startHandPod, type Conflist, type HandPod } from './floors.js';
-import { connectKubeApi, type KubeApi, type PodObject, type PodWatch } from './kube-api.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { connectKubeApi, type KubeApi, type PodWatch } from './kube-api.js';
 import { kubeletMetricsReader } from './kubelet-metrics.js';
 import { readKubeletLog, type KubeletPodTimes } from './kubelet-log.js';
 import { histogramDifference, histogramQuantile, readHistogram, type Histogram } from './prom-histogram.js';
@@ -50,8 +52,8 @@ class RunningPods {
     this.watch = api.watchPods(NAMESPACE, LABEL, (pod, atMs) => this.seen(pod, atMs));
   }
 
-  private seen(pod: PodObject, atMs: number): void {
-    const name = pod.metadata.name;
+  private seen(pod: V1Pod, atMs: number): void {
+    const name = pod.metadata?.name ?? '';
     const containers = pod.status?.containerStatuses ?? [];
     if (this.running.has(name) || pod.status?.phase !== 'Running' || containers.length === 0 || !containers.every((c) => c.state?.running !== undefined)) return;
     this.running.set(name, { atMs, containerId: (containers[0]?.containerID ?? '').replace(/^[^:]+:\/\//, '') });
@@ -84,7 +86,7 @@ interface PodRun {
   containerId: string;
 }
 
-function podObject(node: KubeNode, name: string, image: string): object {
+function podObject(node: KubeNode, name: string, image: string): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -142,7 +144,7 @@ async function measureFloor(h: RuntimeHarness, work: string, runs: number, waves
   const net = JSON.parse(await readFile(join(h.skiff.dir, 'cni', '10-skiff.conflist'), 'utf8')) as Conflist;
   const runcRoot = join(work, 'runc');
   const slots = await Promise.all(
-    Array.from({ length: waveSize }, async (_, i) => [await makeBundle(join(work, `slot-${i}`, 'pause'), snapshot), await makeBundle(join(work, `slot-${i}`, 'app'), snapshot)]),
+    Array.from({ length: waveSize }, async (_, i) => ({ containers: [await makeBundle(join(work, `slot-${i}`, 'app'), snapshot)] })),
   );
   const floor: Floor = { oneAtATime: [], perPodInWaves: [], waveWall: [] };
   const live: HandPod[] = [];
@@ -279,7 +281,7 @@ async function main(): Promise<void> {
   let pods: RunningPods | undefined;
   try {
     node = await startKubeNode(h.skiff);
-    const api = await connectKubeApi(join(node.dir, 'kubeconfig'));
+    const api = connectKubeApi(join(node.dir, 'kubeconfig'));
     const metrics = await kubeletMetricsReader(node.dir);
     const image = h.imageRef('busybox');
     const floor = await measureFloor(h, work, floorRuns, bursts, burstSize, floorCgroup);
@@ -334,7 +336,7 @@ async function main(): Promise<void> {
     const floorOne = median(floor.oneAtATime);
     const floorWave = median(floor.perPodInWaves);
 
-    printTable('Floor, same machine, same run: a pod by hand (CNI ADD beside runc run -d of the pause, then runc run -d of the container)', [
+    printTable('Floor, same machine, same run: a pod by hand (CNI ADD, then runc run -d of the container)', [
       [`one at a time (${floor.oneAtATime.length} pods), p50 / p99`, p50p99(floor.oneAtATime)],
       [`${burstSize} at once (${bursts} waves), per pod p50 / p99`, p50p99(floor.perPodInWaves)],
       ['  wall time per wave (median)', ms(median(floor.waveWall))],
