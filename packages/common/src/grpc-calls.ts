@@ -31,8 +31,8 @@ export function unaryCall<Req, Res>(
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const abort = new AbortController();
     let answered = false;
-    // grpc-js also reports a call as cancelled when the client resets its stream after the
-    // answer (Go's clients do): aborting then would only build an AbortError nobody reads.
+    // grpc-js reports every call's stream close as a cancellation, after the answer too:
+    // aborting then would only build an AbortError nobody reads.
     call.once('cancelled', () => answered || abort.abort());
     const started = process.hrtime.bigint();
     Promise.resolve()
