@@ -16,10 +16,12 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ClientReadableStream } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
 import { busyboxEchoServer } from '@skiff/test-support';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually, wsForwardOnce } from './lib/stream-client.js';
+import { rejectsWithCode } from './lib/grpc-assert.js';
 import { SKIFF_ENTRY } from './lib/skiff-instance.js';
 
 const run = promisify(execFile);
@@ -221,6 +223,32 @@ describe('pods with and without a pause process', () => {
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     await h.settledInventory();
     assert.deepEqual(await mountsOf(pod), []);
+  });
+
+  test("a pod without a pause sets its sysctls in its own namespaces, in a user namespace too; one the kernel refuses leaves nothing", async () => {
+    const sysctls = {
+      'kernel.shm_rmid_forced': '1',
+      'fs.mqueue.msg_max': '20',
+      'net.ipv4.ip_unprivileged_port_start': '0',
+      // An interface's: written once CNI ADD has made eth0.
+      'net.ipv4.conf.eth0.arp_ignore': '1',
+    };
+    const mapping = [{ host_id: HOST_BASE + SIZE, container_id: 0, length: SIZE }];
+    for (const userns of [undefined, { mode: 'POD' as const, uids: mapping, gids: mapping }]) {
+      const options: Partial<cri.NamespaceOption> = { pid: 'CONTAINER', ...(userns ? { userns_options: userns } : {}) };
+      const pod = await runcPod({ linux: { sysctls, security_context: { namespace_options: options } } });
+      assert.equal((await verboseInfo(pod)).pause, false);
+      assert.deepEqual(await catatonitsOf(pod), []);
+      const app = await runIn(pod);
+      for (const [name, value] of Object.entries(sysctls)) assert.equal(await inside(app, ['cat', `/proc/sys/${name.replaceAll('.', '/')}`]), value, `${name} in the pod`);
+      await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+    }
+    // The host's own values are untouched.
+    assert.equal((await readFile('/proc/sys/kernel/shm_rmid_forced', 'utf8')).trim(), '0');
+    const before = await h.settledInventory();
+    const refused = runcPod({ linux: { sysctls: { 'kernel.shm_rmid_forced': 'many' }, security_context: { namespace_options: { pid: 'CONTAINER' } } } });
+    await rejectsWithCode(refused, status.INVALID_ARGUMENT, /setting sysctl kernel\.shm_rmid_forced=many in the pod's IPC namespace failed/);
+    assert.deepEqual(await h.settledInventory(), before, 'nothing of the refused pod is left');
   });
 
   test("a user-namespaced pod without a pause: its IPC and UTS namespaces are its user namespace's, which its containers join", async () => {

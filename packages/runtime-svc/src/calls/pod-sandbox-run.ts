@@ -10,7 +10,7 @@ import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
 import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
-import { writeNetworkSysctls } from '../sandbox/sandboxed-sysctls.js';
+import { writeNetworkSysctls, writePodSysctls } from '../sandbox/sandboxed-sysctls.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, type PauseProcess } from '../sandbox/sandbox-container.js';
 import type { SandboxPaths } from '../daemon/paths.js';
 import type { SeccompInput } from '../oci/spec-builder.js';
@@ -134,6 +134,8 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
       rec.pauseless ? timer.time('ipc and uts namespaces', makePodNamespaces(rec, paths)) : startPause(ctx, rec, paths, seccomp, timer),
     ]);
     timer.mark(rec.pauseless ? 'network and namespaces' : 'network and pause');
+    // After CNI ADD: a sysctl of an interface needs the interface.
+    if (rec.pauseless && Object.keys(rec.sysctls).length > 0) await timer.time('sysctls', writePodSysctls(rec.sysctls, { netns: rec.netnsPath, ipcns: paths.ipcns }));
     rec.ips = ips;
     if (pause) {
       rec.pid = pause.pid;

@@ -7,20 +7,18 @@ import type { SandboxRecord } from '../state/records.js';
  * what a file cannot hold needs the pause:
  * - a PID namespace shared by the pod's containers (shareProcessNamespace): it needs an init, and
  *   dies with it;
- * - sysctls: runc sets them as it makes the pause's namespaces;
  * - a sandbox-kind runtime (runsc): the pause is the sandbox, its kernel;
  * - `runtime.pause_every_pod`, an operator's choice.
- * The kubelet's default pod (a PID namespace per container, no sysctls) under runc has none, as
- * CRI-O runs it.
+ * The kubelet's default pod (a PID namespace per container) under runc has none, as CRI-O runs
+ * it; its sysctls, if it sets any, are written into its namespaces (sandboxed-sysctls.ts).
  */
 export function pauseReason(
-  rec: Pick<SandboxRecord, 'namespaces' | 'sysctls'>,
+  rec: Pick<SandboxRecord, 'namespaces'>,
   handlerKind: RuntimeHandlerKind,
   pauseEveryPod: boolean,
 ): string | undefined {
   if (pauseEveryPod) return 'runtime.pause_every_pod is set';
   if (handlerKind === 'sandbox') return 'its runtime runs the pod as one sandbox';
   if (rec.namespaces.pid === 'POD') return 'its containers share a PID namespace';
-  if (Object.keys(rec.sysctls).length > 0) return 'it sets sysctls';
   return undefined;
 }
