@@ -135,7 +135,7 @@ export async function runPodSandboxCall(ctx: RuntimeContext, request: cri.RunPod
     ]);
     timer.mark(rec.pauseless ? 'network and namespaces' : 'network and pause');
     // After CNI ADD: a sysctl of an interface needs the interface.
-    if (rec.pauseless && Object.keys(rec.sysctls).length > 0) await timer.time('sysctls', writePodSysctls(rec.sysctls, { netns: rec.netnsPath, ipcns: paths.ipcns }));
+    if (rec.pauseless && Object.keys(rec.sysctls).length > 0) await timer.time('sysctls', writePodSysctls(rec.sysctls, { netns: rec.netnsPath, ipcns: paths.ipcns, userns: rec.userns ? paths.userns : undefined }));
     rec.ips = ips;
     if (pause) {
       rec.pid = pause.pid;

@@ -24,11 +24,16 @@ export function sysctlFile(name: string): string {
   return `/proc/sys/${parts.join('/')}`;
 }
 
-/** Writes `sysctls` in the namespace of `kind` on the file `nsPath`, from a process that has joined it. */
-async function writeSysctlsIn(kind: 'net' | 'ipc', nsPath: string, sysctls: readonly [string, string][]): Promise<void> {
+/**
+ * Writes `sysctls` in the namespace of `kind` on the file `nsPath`, from a process that has joined
+ * it, and the pod's user namespace first when it has one: the kernel lets only the root of the
+ * user namespace that owns an IPC namespace write its sysctls, capabilities or not.
+ */
+async function writeSysctlsIn(kind: 'net' | 'ipc', nsPath: string, sysctls: readonly [string, string][], userns?: string): Promise<void> {
   const where = kind === 'net' ? 'network' : 'IPC';
+  const join = [...(userns === undefined ? [] : [`--user=${userns}`]), `--${kind}=${nsPath}`];
   for (const [name, value] of sysctls) {
-    const result = await runCommand('nsenter', [`--${kind}=${nsPath}`, '--', 'tee', sysctlFile(name)], { input: value, timeoutMs: 10_000 });
+    const result = await runCommand('nsenter', [...join, '--', 'tee', sysctlFile(name)], { input: value, timeoutMs: 10_000 });
     if (result.code !== 0) throw new StatusError(status.INVALID_ARGUMENT, `setting sysctl ${name}=${value} in the pod's ${where} namespace failed: ${result.stderr.trim() || `exit ${result.code}`}`);
   }
 }
@@ -38,14 +43,17 @@ export async function writeNetworkSysctls(netnsPath: string, sysctls: Readonly<R
   await writeSysctlsIn('net', netnsPath, Object.entries(sysctls).filter(([name]) => isNetworkSysctl(name)));
 }
 
-/** Writes every sysctl of a pod without a pause: net.* in its network namespace, the others in its IPC namespace. */
-export async function writePodSysctls(sysctls: Readonly<Record<string, string>>, namespaces: { netns: string | undefined; ipcns: string }): Promise<void> {
+/**
+ * Writes every sysctl of a pod without a pause: net.* in its network namespace, the others in its
+ * IPC namespace, as the root of its user namespace (`userns`: its file) when it has one.
+ */
+export async function writePodSysctls(sysctls: Readonly<Record<string, string>>, namespaces: { netns: string | undefined; ipcns: string; userns: string | undefined }): Promise<void> {
   const entries = Object.entries(sysctls);
   const network = entries.filter(([name]) => isNetworkSysctl(name));
   const ipc = entries.filter(([name]) => !isNetworkSysctl(name));
   if (network.length > 0) {
     if (namespaces.netns === undefined) throw new StatusError(status.INVALID_ARGUMENT, `sysctls ${network.map(([name]) => name).join(', ')} need a network namespace of the pod's own`);
-    await writeSysctlsIn('net', namespaces.netns, network);
+    await writeSysctlsIn('net', namespaces.netns, network, namespaces.userns);
   }
-  await writeSysctlsIn('ipc', namespaces.ipcns, ipc);
+  await writeSysctlsIn('ipc', namespaces.ipcns, ipc, namespaces.userns);
 }
