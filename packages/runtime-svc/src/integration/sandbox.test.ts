@@ -51,7 +51,8 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
         { protocol: 'TCP', container_port: 80, host_port: hostPort },
         { protocol: 'TCP', container_port: 81, host_port: 0 },
       ],
-      linux: { sysctls: { 'net.ipv4.ip_unprivileged_port_start': '0' }, security_context: { namespace_options: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } },
+      // Containers sharing a PID namespace: a pod with a pause, whose sysctls runc sets.
+      linux: { sysctls: { 'net.ipv4.ip_unprivileged_port_start': '0' }, security_context: { namespace_options: { network: 'POD', pid: 'POD', ipc: 'POD' } } },
     });
     const before = BigInt(Date.now()) * 1_000_000n;
     const { pod_sandbox_id: id } = await callUnary(d.client, 'RunPodSandbox', { config });
@@ -64,7 +65,7 @@ describe('pod sandboxes', { skip: !isRoot && 'needs root' }, () => {
     assert.equal(s.runtime_handler, '');
     assert.ok(BigInt(s.created_at) >= before && BigInt(s.created_at) <= BigInt(Date.now()) * 1_000_000n);
     assert.ok(s.network?.ip.startsWith(d.subnet.split('.').slice(0, 3).join('.')), s.network?.ip);
-    assert.deepEqual(s.linux?.namespaces?.options, { network: 'POD', pid: 'CONTAINER', ipc: 'POD', target_id: '', userns_options: null });
+    assert.deepEqual(s.linux?.namespaces?.options, { network: 'POD', pid: 'POD', ipc: 'POD', target_id: '', userns_options: null });
 
     assert.equal((await fs.readFile(`/proc/${info.pid}/cmdline`, 'utf8')).split('\0')[0], '/catatonit');
     assert.equal((await inPod(info.pid, ['-u'], ['hostname'])).trim(), 'web-0');
