@@ -10,7 +10,7 @@ import { mountTmpfs, unmountIfMounted } from '../mounts/mounts.js';
 import { writeHostsFile, writePodFilesBeforeNetwork } from '../sandbox/pod-files.js';
 import { sandboxRecordFromRequest } from '../sandbox/sandbox-config.js';
 import { podWithOverlappingIds } from '../sandbox/user-namespace.js';
-import { writeNetworkSysctls, writePodSysctls } from '../sandbox/sandboxed-sysctls.js';
+import { writeNetworkSysctls, writePodSysctls } from '../sandbox/pod-sysctls.js';
 import { buildSandboxSpec, deleteSandboxContainer, runSandboxContainer, type PauseProcess } from '../sandbox/sandbox-container.js';
 import type { SandboxPaths } from '../daemon/paths.js';
 import type { SeccompInput } from '../oci/spec-builder.js';

@@ -5,7 +5,7 @@ import { StatusError } from '@skiff/common';
 import type { cri } from '@skiff/proto';
 import { featuresOf, type HandlerFeatures, type RuntimeHandler } from '../daemon/runtime-handlers.js';
 import type { Spec } from './runtime-spec.js';
-import { isNetworkSysctl } from '../sandbox/sandboxed-sysctls.js';
+import { isNetworkSysctl } from '../sandbox/pod-sysctls.js';
 import type { SeccompInput } from './spec-builder.js';
 
 /** Why a handler cannot honour a pod feature, or undefined when it can. */

@@ -10,7 +10,7 @@ import type { SandboxRecord } from '../state/records.js';
  * - a sandbox-kind runtime (runsc): the pause is the sandbox, its kernel;
  * - `runtime.pause_every_pod`, an operator's choice.
  * The kubelet's default pod (a PID namespace per container) under runc has none, as CRI-O runs
- * it; its sysctls, if it sets any, are written into its namespaces (sandboxed-sysctls.ts).
+ * it; its sysctls, if it sets any, are written into its namespaces (pod-sysctls.ts).
  */
 export function pauseReason(
   rec: Pick<SandboxRecord, 'namespaces'>,

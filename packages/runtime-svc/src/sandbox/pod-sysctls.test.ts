@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isNetworkSysctl, sysctlFile } from './sandboxed-sysctls.js';
+import { isNetworkSysctl, sysctlFile } from './pod-sysctls.js';
 
-describe("a runsc pod's sysctls", () => {
+describe("the sysctls Skiff writes itself (runsc pods, pods without a pause)", () => {
   it('net.* ones are the network namespace\'s, in either spelling', () => {
     assert.equal(isNetworkSysctl('net.ipv4.ip_local_port_range'), true);
     assert.equal(isNetworkSysctl('net/ipv4/conf/eth0.100/forwarding'), true);
