@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { criRequest, rejectsWithStatus, inUnitContext, unitContext } from '../daemon/unit-context.js';
+import { criRequest, rejectsWithStatus, inUnitContext } from '../daemon/unit-context.js';
 import { StatsCollector } from '../stats/stats-collector.js';
 import { podSandboxStatsCall } from './pod-sandbox-stats.js';
 
@@ -18,9 +19,9 @@ describe('PodSandboxStats', () => {
 
   it("reads each container once: a runsc pod's containers and its sum come from one `runsc events --stats` each", async () => {
     // The handler's runtime records each call, then runs runsc where there is one.
-    const scratch = await unitContext();
-    const calls = join(scratch.dir, 'runsc-calls');
-    const runsc = join(scratch.dir, 'runsc');
+    const scratch = await mkdtemp(join(tmpdir(), 'skiff-runsc-calls-'));
+    const calls = join(scratch, 'runsc-calls');
+    const runsc = join(scratch, 'runsc');
     await writeFile(runsc, `#!/bin/sh\necho "$*" >> ${calls}\ncommand -v runsc >/dev/null && exec runsc "$@"\nexit 1\n`);
     await chmod(runsc, 0o755);
     try {
@@ -33,7 +34,7 @@ describe('PodSandboxStats', () => {
         assert.deepEqual(eventsCalls.map((line) => line.split(' ').at(-1)).sort(), containers.map((c) => c.id).sort());
       });
     } finally {
-      await scratch.cleanup();
+      await rm(scratch, { recursive: true, force: true });
     }
   });
 });
