@@ -90,7 +90,12 @@ export class NriMux {
     const header = Buffer.allocUnsafe(MUX_HEADER_BYTES);
     header.writeUInt32BE(id, 0);
     header.writeUInt32BE(part.length, 4);
-    this.socket.write(Buffer.concat([header, part]));
+    // Corked, header and part leave in one writev, and the part (MiBs of a large Synchronize) is
+    // never copied in behind its header.
+    this.socket.cork();
+    this.socket.write(header);
+    this.socket.write(part);
+    this.socket.uncork();
   }
 
   private receive(chunk: Buffer): void {

@@ -103,6 +103,25 @@ test("a large message is written as its first 4096 bytes, which a Go plugin's re
   raw.destroy();
 });
 
+test('a chunk header is written on its own beside its part: a large message is never copied in behind its headers', async () => {
+  const [a, raw] = await socketPair();
+  const writes: number[] = [];
+  const write = a.write.bind(a) as (chunk: Buffer) => boolean;
+  a.write = ((chunk: Buffer) => {
+    writes.push(chunk.length);
+    return write(chunk);
+  }) as typeof a.write;
+  const runtime = new NriConnection(a, 'runtime');
+  after(() => runtime.close());
+  let received = 0;
+  raw.on('data', (chunk: Buffer) => (received += chunk.length));
+  void runtime.callPlugin('Configure', { config: 'x'.repeat(20_000) }, 200).catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(writes.slice(0, 3), [MUX_HEADER_BYTES, MUX_WRITE_CHUNK_BYTES, MUX_HEADER_BYTES]);
+  assert.equal(received, writes.reduce((sum, n) => sum + n, 0));
+  raw.destroy();
+});
+
 test('a method nobody serves is answered Unimplemented; a handler error carries its message', async () => {
   const { runtime, plugin } = await connectedPair();
   plugin.servePlugin('StopContainer', async () => {
