@@ -83,24 +83,26 @@ export class RuntimePaths {
     return handler === '' ? join(this.runDir, 'runc') : join(this.runDir, 'runtimes', handler);
   }
 
+  // `dir` comes out of join normalised, so appending a name gives what join would, without its
+  // cost: the stats and status calls ask for these paths for every container they answer on.
   sandbox(id: string): SandboxPaths {
     const dir = join(this.sandboxesDir, id);
     return {
       dir,
-      record: join(dir, 'sandbox.json'),
-      removing: join(dir, 'removing'),
+      record: `${dir}/sandbox.json`,
+      removing: `${dir}/removing`,
       bundle: dir,
-      rootfs: join(dir, 'rootfs'),
-      spec: join(dir, 'config.json'),
-      hostname: join(dir, 'hostname'),
-      hosts: join(dir, 'hosts'),
-      resolvConf: join(dir, 'resolv.conf'),
-      shm: join(dir, 'shm'),
-      pidFile: join(dir, 'pidfile'),
-      userns: join(dir, 'userns'),
-      ipcns: join(dir, 'ipcns'),
-      utsns: join(dir, 'utsns'),
-      pidns: join(dir, 'pidns'),
+      rootfs: `${dir}/rootfs`,
+      spec: `${dir}/config.json`,
+      hostname: `${dir}/hostname`,
+      hosts: `${dir}/hosts`,
+      resolvConf: `${dir}/resolv.conf`,
+      shm: `${dir}/shm`,
+      pidFile: `${dir}/pidfile`,
+      userns: `${dir}/userns`,
+      ipcns: `${dir}/ipcns`,
+      utsns: `${dir}/utsns`,
+      pidns: `${dir}/pidns`,
     };
   }
 
@@ -108,17 +110,17 @@ export class RuntimePaths {
     const dir = join(this.containersDir, id);
     return {
       dir,
-      record: join(dir, 'container.json'),
-      removing: join(dir, 'removing'),
+      record: `${dir}/container.json`,
+      removing: `${dir}/removing`,
       bundle: dir,
-      spec: join(dir, 'config.json'),
-      rootfs: join(dir, 'rootfs'),
-      upper: join(dir, 'upper'),
-      work: join(dir, 'work'),
-      persist: join(dir, 'persist'),
-      pidFile: join(dir, 'pidfile'),
-      conmonPidFile: join(dir, 'conmon.pid'),
-      fallbackLog: join(dir, 'output.log'),
+      spec: `${dir}/config.json`,
+      rootfs: `${dir}/rootfs`,
+      upper: `${dir}/upper`,
+      work: `${dir}/work`,
+      persist: `${dir}/persist`,
+      pidFile: `${dir}/pidfile`,
+      conmonPidFile: `${dir}/conmon.pid`,
+      fallbackLog: `${dir}/output.log`,
     };
   }
 }
