@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readCgroupFileNow } from './read-small-file.js';
+import { CgroupFileHandles } from './cgroup-file-handles.js';
 
 /** One line of a PSI file: cumulative stall time (ns) and the kernel's averages over 10, 60 and 300 s (percent). */
 export interface PressureLine {
@@ -52,18 +52,28 @@ export function parseNumber(text: string | undefined): number | undefined {
 export function parsePressure(text: string | undefined): Pressure | undefined {
   if (text === undefined) return undefined;
   const out: Pressure = {};
-  for (const line of text.split('\n')) {
-    const [kind, ...fields] = line.trim().split(/\s+/);
-    if (kind !== 'some' && kind !== 'full') continue;
-    const values = new Map(fields.map((f) => [f.slice(0, f.indexOf('=')), Number(f.slice(f.indexOf('=') + 1))]));
-    const [avg10, avg60, avg300, total] = [values.get('avg10'), values.get('avg60'), values.get('avg300'), values.get('total')];
-    if ([avg10, avg60, avg300, total].some((v) => v === undefined || !Number.isFinite(v))) continue;
-    out[kind] = { totalNanos: total! * 1000, avg10: avg10!, avg60: avg60!, avg300: avg300! };
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const kind = line.startsWith('some ') ? 'some' : line.startsWith('full ') ? 'full' : undefined;
+    if (kind === undefined) continue;
+    const [avg10, avg60, avg300, total] = [fieldOf(line, 'avg10='), fieldOf(line, 'avg60='), fieldOf(line, 'avg300='), fieldOf(line, 'total=')];
+    if (avg10 === undefined || avg60 === undefined || avg300 === undefined || total === undefined) continue;
+    out[kind] = { totalNanos: total * 1000, avg10, avg60, avg300 };
   }
   return out.some || out.full ? out : undefined;
 }
 
-/** "key value" lines (memory.stat, cpu.stat) as a map. */
+/** The number after `key` ("avg10=") in a PSI line, up to the next space. */
+function fieldOf(line: string, key: string): number | undefined {
+  const at = line.indexOf(key);
+  if (at < 0 || (at > 0 && line[at - 1] !== ' ')) return undefined;
+  const end = line.indexOf(' ', at);
+  const text = line.slice(at + key.length, end < 0 ? undefined : end);
+  const n = Number(text);
+  return text !== '' && Number.isFinite(n) ? n : undefined;
+}
+
+/** "key value" lines (memory.stat, cpu.stat) as a map; lines whose value is not a whole number are left out. */
 export function parseFlatKeyed(text: string | undefined): Map<string, number> {
   const out = new Map<string, number>();
   if (text === undefined) return out;
@@ -73,12 +83,28 @@ export function parseFlatKeyed(text: string | undefined): Map<string, number> {
     if (end < 0) end = text.length;
     const space = text.indexOf(' ', start);
     if (space > start && space < end) {
-      const value = text.slice(space + 1, end).trim();
-      if (/^\d+$/.test(value)) out.set(text.slice(start, space), Number(value));
+      const value = wholeNumberIn(text, space + 1, end);
+      if (value !== undefined) out.set(text.slice(start, space), value);
     }
     start = end + 1;
   }
   return out;
+}
+
+/** The digits from `from` to `to` (surrounding blanks allowed) as a number, else undefined. */
+function wholeNumberIn(text: string, from: number, to: number): number | undefined {
+  while (from < to && isBlank(text.charCodeAt(from))) from++;
+  while (to > from && isBlank(text.charCodeAt(to - 1))) to--;
+  if (from === to) return undefined;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  return Number(text.slice(from, to));
+}
+
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9 || c === 13;
 }
 
 /** The directory of a process's cgroup under a controller's mount ("" for cgroup v2), when both are known. */
@@ -101,9 +127,12 @@ export function withoutRootUnified(cgroups: ReadonlyMap<string, string>): Map<st
   return out;
 }
 
+/** The daemon's cgroup files, kept open between readings. */
+export const cgroupFiles = new CgroupFileHandles();
+
 /** A file in a cgroup directory that may not be known: read, or undefined. */
 export function readIn(dir: string | undefined, name: string): Promise<string | undefined> {
-  return Promise.resolve(dir === undefined ? undefined : readCgroupFileNow(join(dir, name)));
+  return Promise.resolve(dir === undefined ? undefined : cgroupFiles.read(dir, name));
 }
 
 /** The texts a CgroupSample is made of; the same files on v1 and v2 play the same parts. */

@@ -1,4 +1,4 @@
-import { close, closeSync, constants, open, openSync, read, readSync } from 'node:fs';
+import { close, open, read } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 const BUFFER_SIZE = 8192;
@@ -27,33 +27,4 @@ export function readSmallFile(path: string): Promise<string | undefined> {
       });
     });
   });
-}
-
-/**
- * A cgroup file's text (undefined when it cannot be read), read on the event loop: the kernel makes
- * it up on the spot, with no disk behind it, so an open, a read and a close take a few microseconds
- * each. Through the thread pool the same three steps cost about twice the CPU in callbacks: a
- * hundred containers' stats are a thousand such files, every 10-15 s from the kubelet.
- */
-export function readCgroupFileNow(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  const buffer = spare.pop() ?? Buffer.allocUnsafeSlow(BUFFER_SIZE);
-  try {
-    let n = readSync(fd, buffer, 0, BUFFER_SIZE, null);
-    if (n < BUFFER_SIZE) return buffer.toString('utf8', 0, n);
-    // A long file (cgroup.procs of a busy cgroup): the rest, piece by piece.
-    const pieces = [Buffer.from(buffer)];
-    while ((n = readSync(fd, buffer, 0, BUFFER_SIZE, null)) > 0) pieces.push(Buffer.from(buffer.subarray(0, n)));
-    return Buffer.concat(pieces).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-    if (spare.length < MAX_SPARE) spare.push(buffer);
-  }
 }

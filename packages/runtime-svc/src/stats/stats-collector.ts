@@ -6,7 +6,7 @@ import { cgroupMounts, parseProcCgroup } from '../cgroups/cgroups.js';
 import { DiskUsageCache, filesystemCapacity } from './disk-usage.js';
 import { blockDeviceName } from './block-io.js';
 import { nowNanos } from '../util/time.js';
-import { cgroupDirs, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, withoutRootUnified, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
+import { cgroupDirs, cgroupFiles, readCgroupSample, readIn, readSampleTexts, sampleFromTexts, sumSamples, withoutRootUnified, type CgroupDirs, type CgroupSample, type Pressure, type PressureLine } from './cgroup-stats.js';
 import { CpuRates } from './cpu-rate.js';
 import { parseNetDev, type InterfaceCounters } from './net-dev.js';
 import { readCgroupReading, type CgroupDetail } from './cgroup-detail.js';
@@ -17,11 +17,11 @@ import { runCommand } from '@skiff/common';
 import { sandboxHandler } from '../daemon/runtime-handlers.js';
 
 function u64(v: number | undefined): cri.UInt64Value | null {
-  return v === undefined || !Number.isFinite(v) ? null : { value: String(Math.max(0, Math.round(v))) };
+  return v === undefined || !Number.isFinite(v) ? null : { value: Math.max(0, Math.round(v)) };
 }
 
 function psiData(line: PressureLine | undefined): cri.PsiData | null {
-  return line ? { Total: String(Math.round(line.totalNanos)), Avg10: line.avg10, Avg60: line.avg60, Avg300: line.avg300 } : null;
+  return line ? { Total: Math.round(line.totalNanos), Avg10: line.avg10, Avg60: line.avg60, Avg300: line.avg300 } : null;
 }
 
 function psi(pressure: Pressure | undefined): cri.PsiStats | null {
@@ -319,6 +319,8 @@ export class StatsCollector {
 
   /** Drops what is kept between readings for a removed container or sandbox. */
   forget(id: string): void {
+    const dirs = this.dirs.get(id)?.dirs;
+    if (dirs) cgroupFiles.closeDirs([dirs.cpu, dirs.cpuacct, dirs.memory, dirs.pids, dirs.blkio, dirs.unified]);
     this.dirs.delete(id);
     this.cpuRates.forget(id);
     this.cpuRates.forget(`pod:${id}`);
