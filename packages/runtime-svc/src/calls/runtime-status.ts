@@ -1,7 +1,7 @@
 // CRI RuntimeService.Status
 import { errorMessage } from '@skiff/common';
 import type { cri } from '@skiff/proto';
-import { loadDefaultNetwork } from '../cni/config.js';
+import { defaultNetworks } from '../cni/default-network-cache.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { featuresOf } from '../daemon/runtime-handlers.js';
 
@@ -9,7 +9,7 @@ import { featuresOf } from '../daemon/runtime-handlers.js';
 async function networkCondition(ctx: RuntimeContext): Promise<cri.RuntimeCondition & { file?: string }> {
   const dir = ctx.config.runtime.cni_conf_dir;
   try {
-    const found = await loadDefaultNetwork(dir);
+    const found = await defaultNetworks.get(dir);
     if (found) return { type: 'NetworkReady', status: true, reason: '', message: '', file: found.file };
     return {
       type: 'NetworkReady',

@@ -1,7 +1,8 @@
 import { status } from '@grpc/grpc-js';
 import { StatusError, LOOPBACK_NETWORK } from '@skiff/common';
 import type { Attachment } from '../cni/cni.js';
-import { loadDefaultNetwork, type CniNetworkConfig } from '../cni/config.js';
+import type { CniNetworkConfig } from '../cni/config.js';
+import { defaultNetworks } from '../cni/default-network-cache.js';
 import { podIpsFromResult, type PodIp } from '../cni/result.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import type { SandboxRecord } from '../state/records.js';
@@ -9,7 +10,7 @@ import { allSettledOrThrow } from '../util/settle.js';
 
 /** The network pods join; FailedPrecondition while none is configured (Status reports NetworkReady false then). */
 export async function podNetwork(ctx: RuntimeContext): Promise<CniNetworkConfig> {
-  const found = await loadDefaultNetwork(ctx.config.runtime.cni_conf_dir);
+  const found = await defaultNetworks.get(ctx.config.runtime.cni_conf_dir);
   if (!found) {
     throw new StatusError(
       status.FAILED_PRECONDITION,
