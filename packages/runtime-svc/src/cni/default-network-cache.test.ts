@@ -13,20 +13,26 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
-test('the default network is read once while its directory is unchanged, and again after any change in it', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'skiff-cni-cache-'));
+/** A cache over the real loader that counts its reads. */
+function countingCache(): { cache: DefaultNetworkCache; reads: () => number } {
   let reads = 0;
   const cache = new DefaultNetworkCache(async (confDir) => {
     reads++;
     return loadDefaultNetwork(confDir);
   });
+  return { cache, reads: () => reads };
+}
+
+test('the default network is read once while its directory is unchanged, and again after any change in it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'skiff-cni-cache-'));
+  const { cache, reads } = countingCache();
   try {
     assert.equal(await cache.get(dir), undefined);
     await writeFile(join(dir, '20-b.conflist'), conflist('b'));
     await until(async () => (await cache.get(dir))?.network.name === 'b');
-    const readsOnceKept = reads;
+    const readsOnceKept = reads();
     for (let i = 0; i < 5; i++) assert.equal((await cache.get(dir))?.network.name, 'b');
-    assert.equal(reads, readsOnceKept);
+    assert.equal(reads(), readsOnceKept);
 
     // Each caller gets its own copy.
     const mine = await cache.get(dir);
@@ -47,10 +53,10 @@ test('the default network is read once while its directory is unchanged, and aga
     // A file that does not parse is reported each time, never kept.
     await writeFile(join(dir, '05-broken.conflist'), '{ not json');
     await until(() => cache.get(dir).then(() => false, () => true));
-    const readsBefore = reads;
+    const readsBefore = reads();
     await assert.rejects(cache.get(dir));
     await assert.rejects(cache.get(dir));
-    assert.equal(reads, readsBefore + 2);
+    assert.equal(reads(), readsBefore + 2);
   } finally {
     cache.close();
     await rm(dir, { recursive: true, force: true });
@@ -60,15 +66,11 @@ test('the default network is read once while its directory is unchanged, and aga
 test('a directory that does not exist yet is read on every call', async () => {
   const parent = await mkdtemp(join(tmpdir(), 'skiff-cni-cache-'));
   const dir = join(parent, 'net.d');
-  let reads = 0;
-  const cache = new DefaultNetworkCache(async (confDir) => {
-    reads++;
-    return loadDefaultNetwork(confDir);
-  });
+  const { cache, reads } = countingCache();
   try {
     assert.equal(await cache.get(dir), undefined);
     assert.equal(await cache.get(dir), undefined);
-    assert.equal(reads, 2);
+    assert.equal(reads(), 2);
   } finally {
     cache.close();
     await rm(parent, { recursive: true, force: true });
