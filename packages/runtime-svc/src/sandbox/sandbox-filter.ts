@@ -7,12 +7,16 @@ import type { SandboxRecord } from '../state/records.js';
 import { sandboxIsReady } from './sandbox-state.js';
 import { sandboxState } from './sandbox-view.js';
 
+const NO_EXIT_FILES: ReadonlySet<string> = new Set();
+
 /** Sandboxes matching a filter (id exact or prefix, state, labels), oldest first. */
 export async function filterSandboxes(ctx: RuntimeContext, filter: cri.PodSandboxFilter__Output | null): Promise<{ rec: SandboxRecord; ready: boolean }[]> {
-  const exitFiles = await idsWithExitFiles(ctx.paths.exitDir);
   const matching = [...ctx.state.sandboxes.values()].filter(
     (rec) => (!filter?.id || rec.id.startsWith(filter.id)) && matchesLabels(rec.labels, filter?.label_selector),
   );
+  // Only a pause started under conmon (by earlier versions) has an exit file: the directory is read
+  // when one is listed, not on every relist.
+  const exitFiles = matching.some((rec) => rec.conmonPid !== undefined) ? await idsWithExitFiles(ctx.paths.exitDir) : NO_EXIT_FILES;
   // Each check reads /proc; run them together rather than one after another.
   const checked = await Promise.all(matching.map(async (rec) => ({ rec, ready: await sandboxIsReady(ctx, rec, exitFiles) })));
   const out = filter?.state ? checked.filter(({ ready }) => filter.state?.state === sandboxState(ready)) : checked;
