@@ -108,17 +108,21 @@ test('a writer killed with SIGKILL mid-pull leaves no layer blob and nothing hal
     const store = await ImageStore.open(root, { logger: quietLogger(), writer: true });
     let sent = false;
     const source = new Readable({ read() { if (!sent) { sent = true; this.push(readFileSync(halfFile)); process.stdout.write('sent\\n'); } } });
+    // A hung connection holds its socket: without a handle of its own, the process would end by
+    // itself once the half was unpacked, before the kill.
+    setInterval(() => {}, 60_000);
     await store.ingestLayer({ desc: JSON.parse(desc), diffId, chainId: diffId }, async () => source);
   `;
   const half = join(tempDir('killed-pull-half'), 'half');
   writeFileSync(half, layer.blob.subarray(0, layer.blob.length >> 1));
   const child = spawn(process.execPath, ['--input-type=module', '-e', script, root, JSON.stringify(layer.desc), layer.diffId, half], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
   await once(child.stdout!, 'data');
   const unpacking = (): boolean => readdirSync(join(root, 'snapshots')).some((name) => name.startsWith('.tmp-') && existsSync(join(root, 'snapshots', name, 'fs', 'big.bin')));
   for (let i = 0; i < 500 && !unpacking(); i++) await sleep(10);
   assert.ok(unpacking(), 'the layer was being unpacked when the writer was killed');
   child.kill('SIGKILL');
-  await once(child, 'exit');
+  assert.deepEqual(await exited, [null, 'SIGKILL'], 'the writer was killed mid-pull, not ended by itself');
   assert.deepEqual(readdirSync(join(root, 'blobs', 'sha256')), [], 'no compressed bytes were ever written to the store');
   assert.deepEqual(readdirSync(join(root, 'ingest')), []);
 
