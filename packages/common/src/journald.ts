@@ -7,6 +7,8 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathExists } from './path-exists.js';
+import { pollUntil } from './poll.js';
 
 export const JOURNALD_BINARY = '/lib/systemd/systemd-journald';
 /** journald's stream socket; accepting a connection on it proves journald is alive. */
@@ -29,6 +31,20 @@ export async function journaldRunning(): Promise<boolean> {
   return canConnect(JOURNALD_STDOUT_SOCKET);
 }
 
+/** Where journald writes until it is told to flush to /var/log/journal. */
+const RUNTIME_JOURNAL_ROOT = '/run/log/journal';
+/** Left by journald once it writes to /var/log/journal instead. */
+const FLUSHED_FLAG = '/run/systemd/journal/flushed';
+
+/**
+ * Waits until journald has made its journal. It listens first: a `journalctl --follow` started in
+ * between watches only the journal directories there are, so it would never see an entry.
+ */
+async function waitForJournal(deadline: number): Promise<void> {
+  const made = await pollUntil(async () => ((await pathExists(RUNTIME_JOURNAL_ROOT)) || (await pathExists(FLUSHED_FLAG)) ? true : undefined), deadline - performance.now(), 20);
+  if (!made) throw new Error(`journald listens but made no journal under ${RUNTIME_JOURNAL_ROOT} in time; is its Storage= set to none?`);
+}
+
 /**
  * Where the journald we start reads a drop-in (journald also reads /etc/systemd/journald.conf.d
  * and /usr/lib/systemd/journald.conf.d); under /run it lasts only until the next boot.
@@ -47,12 +63,18 @@ async function writeJournaldDropIn(dir: string): Promise<void> {
 }
 
 /**
- * Makes sure a journald is listening, for conmon's journald log driver. On hosts where systemd
- * is not PID 1 nothing starts journald, so we start it ourselves: detached, in its own session,
- * so it outlives us like the containers whose logs it keeps, and without a rate limit.
+ * Makes sure a journald is listening and has made its journal, for conmon's journald log driver
+ * and logs-svc's follower. On hosts where systemd is not PID 1 nothing starts journald, so we start
+ * it ourselves: detached, in its own session, so it outlives us like the containers whose logs it
+ * keeps, and without a rate limit.
  */
 export async function ensureJournald(options: { binary?: string; timeoutMs?: number } = {}): Promise<{ started: boolean; pid?: number }> {
-  if (await journaldRunning()) return { started: false };
+  const deadline = performance.now() + (options.timeoutMs ?? 10_000);
+  if (await journaldRunning()) {
+    // Perhaps just started by another process.
+    await waitForJournal(deadline);
+    return { started: false };
+  }
   // A host's own journald keeps the host's settings; only the one we start gets ours.
   await writeJournaldDropIn(JOURNALD_DROP_IN_DIR);
   const binary = options.binary ?? JOURNALD_BINARY;
@@ -63,10 +85,10 @@ export async function ensureJournald(options: { binary?: string; timeoutMs?: num
   });
   failed.catch(() => undefined);
   child.unref();
-  const deadline = performance.now() + (options.timeoutMs ?? 10_000);
   while (performance.now() < deadline) {
     if (await journaldRunning()) {
       child.removeAllListeners('exit');
+      await waitForJournal(deadline);
       return { started: true, pid: child.pid };
     }
     await Promise.race([sleep(50), failed]);
