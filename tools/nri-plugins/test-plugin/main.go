@@ -17,6 +17,8 @@
 //	pod-gate   at RunPodSandbox refuses pods whose name starts with -refuse, with a reason, and
 //	           holds pods whose name starts with -hold until the file -release exists (appending
 //	           "holding <pod>" to -log first)
+//	container-gate  at CreateContainer holds containers whose name starts with -hold until the
+//	           file -release exists (appending "holding <container>" to -log first)
 package main
 
 import (
@@ -36,7 +38,7 @@ import (
 )
 
 var (
-	mode        = flag.String("mode", "logger", "logger, adjust, updater, validator, default-validator, hang, crash or pod-gate")
+	mode        = flag.String("mode", "logger", "logger, adjust, updater, validator, default-validator, hang, crash, pod-gate or container-gate")
 	name        = flag.String("name", "", "plugin name")
 	idx         = flag.String("idx", "", "plugin index")
 	socket      = flag.String("socket", "", "NRI socket")
@@ -53,8 +55,8 @@ var (
 	replyMemory = flag.Int64("reply-memory", 0, "updater: memory limit in bytes the CreateContainer answer sets")
 	evict       = flag.String("evict", "", "updater: name of the container evicted")
 	refuse      = flag.String("refuse", "", "validator: container name prefix to refuse; pod-gate: pod name prefix")
-	hold        = flag.String("hold", "", "pod-gate: pod name prefix to hold")
-	release     = flag.String("release", "", "pod-gate: the file whose existence lets held pods go")
+	hold        = flag.String("hold", "", "pod-gate, container-gate: pod or container name prefix to hold")
+	release     = flag.String("release", "", "pod-gate, container-gate: the file whose existence lets held pods or containers go")
 	rejectHooks = flag.Bool("reject-hooks", false, "default-validator: refuse OCI hook injection")
 	required    = flag.String("required", "", "default-validator: plugins that must have been consulted, comma-separated")
 )
@@ -262,20 +264,32 @@ func (podGate) RunPodSandbox(_ context.Context, p *api.PodSandbox) error {
 	if *refuse != "" && strings.HasPrefix(p.GetName(), *refuse) {
 		return fmt.Errorf("pods named %s* are not allowed on this node", *refuse)
 	}
-	if *hold == "" || !strings.HasPrefix(p.GetName(), *hold) {
-		return nil
+	holdUntilReleased(p.GetName())
+	return nil
+}
+
+// holdUntilReleased returns once -release exists when name starts with -hold, at once otherwise.
+func holdUntilReleased(name string) {
+	if *hold == "" || !strings.HasPrefix(name, *hold) {
+		return
 	}
 	if f, err := os.OpenFile(*logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-		fmt.Fprintf(f, "holding %s\n", p.GetName())
+		fmt.Fprintf(f, "holding %s\n", name)
 		f.Close()
 	}
 	for {
 		if _, err := os.Stat(*release); err == nil {
-			break
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return nil
+}
+
+type containerGate struct{}
+
+func (containerGate) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	holdUntilReleased(c.GetName())
+	return nil, nil, nil
 }
 
 type hanger struct{}
@@ -315,6 +329,8 @@ func main() {
 		impl = crasher{}
 	case "pod-gate":
 		impl = podGate{}
+	case "container-gate":
+		impl = containerGate{}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", *mode)
 		os.Exit(2)

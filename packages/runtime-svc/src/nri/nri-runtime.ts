@@ -37,7 +37,7 @@ export const MAX_CONTAINER_CHANGES = 64;
 /** Changes asked for in answers and not yet done, of all plugins; beyond it, answers' changes are dropped. */
 const MAX_PENDING_CHANGES = 256;
 
-/** Connections that have not registered yet beyond this are closed at once. */
+/** Connections still registering, configuring or synchronizing beyond this are closed at once. */
 const MAX_UNREGISTERED_CONNECTIONS = 32;
 const PLUGIN_INDEX = /^[0-9]{2}$/;
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -146,15 +146,15 @@ export class NriRuntime {
       const name = `${request.plugin_idx}-${request.plugin_name}`;
       if (this.plugins.some((p) => p.name === name)) throw new TtrpcCallError(TtrpcCode.InvalidArgument, `a plugin ${name} is registered already`);
       plugin = new NriPlugin(connection, request.plugin_idx, request.plugin_name, this.o.requestTimeoutMs, this.o.log);
+      // Registered: Configure and each Synchronize request are bounded by the request timeout from
+      // here, as a large node's Synchronize in several requests may take longer than registering.
+      clearTimeout(timer);
       const registered = plugin;
       // Configure follows the answer to RegisterPlugin: the plugin waits for it after registering.
       setImmediate(() => {
         this.admit(registered, config)
           .catch((err: unknown) => registered.close(`set-up failed: ${errorMessage(err)}`))
-          .finally(() => {
-            clearTimeout(timer);
-            settle();
-          });
+          .finally(settle);
       });
       return {};
     });
