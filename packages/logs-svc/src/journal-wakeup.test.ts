@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { JournalWakeup } from './journal-wakeup.js';
 
@@ -41,6 +42,35 @@ test('a wake-up touches the journal directories, and stops once the awaited outc
   await wakeup.wakeUntil(Promise.reject(new Error('expired')));
   assert.ok(touches <= 1, `settled at once: at most the first touch (${touches})`);
   touches = 0;
-  await wakeup.wakeUntil(new Promise<void>(() => undefined));
-  assert.ok(touches > 3, `never settled: woken several times (${touches})`);
+  const started = Date.now();
+  let lastTouch = 0;
+  wakeup.wake = async () => {
+    touches++;
+    lastTouch = Date.now() - started;
+    await counted();
+  };
+  await wakeup.wakeUntil(sleep(1_000));
+  assert.ok(touches > 3, `woken several times (${touches})`);
+  assert.ok(lastTouch > 600, `still woken long after the first quick ones, until settled (last at ${lastTouch} ms)`);
+});
+
+test('kept awake, the followers are woken again and again until the latest time asked, then no more', async (t) => {
+  const { roots, machineIdFile } = await journalRoots(t);
+  const wakeup = new JournalWakeup(roots, machineIdFile);
+  let touches = 0;
+  const counted = wakeup.wake.bind(wakeup);
+  wakeup.wake = async () => {
+    touches++;
+    await counted();
+  };
+  wakeup.keepAwakeFor(100);
+  wakeup.keepAwakeFor(400);
+  await sleep(200);
+  const midway = touches;
+  assert.ok(midway > 1, `woken several times (${midway})`);
+  await sleep(400);
+  const over = touches;
+  assert.ok(over > midway, `the second call kept them awake past the first one's time (${midway}, then ${over})`);
+  await sleep(150);
+  assert.equal(touches, over, 'no wake-up once the time is over');
 });

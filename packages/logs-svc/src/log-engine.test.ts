@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { test } from 'node:test';
 import { createLogger, ensureJournald, SpawnServer } from '@skiff/common';
+import { JournalWakeup } from './journal-wakeup.js';
 import { BarrierTimeout, LogEngine } from './log-engine.js';
 
 const log = createLogger('logs-svc-test', 'warn');
@@ -176,5 +177,25 @@ test('a flush waits for the barrier logs-svc sent itself: a copy from another pr
     } finally {
       await engine.stop();
     }
+  }
+});
+
+test('a container tracked keeps the journal reader awake for its first lines', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const asked: number[] = [];
+  class RecordingWakeup extends JournalWakeup {
+    override keepAwakeFor(ms: number): void {
+      asked.push(ms);
+    }
+  }
+  const wakeup = new RecordingWakeup([join(dir, 'no-journal')]);
+  const engine = await LogEngine.open({ stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender, wakeup });
+  try {
+    await engine.track(randomBytes(32).toString('hex'), join(dir, 'pod', 'c.log'));
+    assert.equal(asked.length, 1, 'woken once for the new container');
+    assert.ok(asked[0]! >= 1_000, `for long enough to cover its start (${asked[0]} ms)`);
+  } finally {
+    await engine.stop();
   }
 });

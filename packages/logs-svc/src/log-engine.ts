@@ -16,6 +16,13 @@ import { loadState, saveState, type LogsState } from './state-file.js';
  */
 const REOPEN_TIMEOUT_MS = 30_000;
 
+/**
+ * How long the journal reader is kept awake once a container is tracked. Its first lines would
+ * otherwise wait for journald's change notice, up to a quarter second, and a client reading the
+ * log right after the container has started (the kubelet after a restart) would find it empty.
+ */
+const NEW_CONTAINER_AWAKE_MS = 3_000;
+
 export class NotReady extends Error {}
 export class UnknownContainer extends Error {}
 export class BarrierTimeout extends Error {}
@@ -178,6 +185,7 @@ export class LogEngine {
       this.containers.set(id, await ContainerLog.open(id, path));
       await this.persist();
     });
+    this.wakeup.keepAwakeFor(NEW_CONTAINER_AWAKE_MS);
   }
 
   /** Stops following a container; entries still in flight for it are dropped, no file is made. */
