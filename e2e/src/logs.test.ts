@@ -1,6 +1,7 @@
 /**
  * Container logs through the journal: conmon sends output to journald, logs-svc writes the CRI
- * log files. Checked through the CRI as the kubelet uses it, against a real `skiff up`.
+ * log files. Checked through the CRI as the kubelet uses it, against a real `skiff up`; an NRI
+ * plugin (tools/nri-plugins) holds one CreateContainer while logs-svc restarts.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,19 +12,27 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { callUnary, type cri } from '@skiff/proto';
 import { criRecords, criStreams, withoutTimes } from './lib/cri-log-file.js';
+import { nriPluginBinary, startNriPlugin } from './lib/nri-plugins.js';
+import { hasExited } from './lib/process-exited.js';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
+import { until } from './lib/skiff-instance.js';
+import { makeTempDir, removeDir } from './lib/tmp.js';
 import { status } from '@grpc/grpc-js';
 
 let h: RuntimeHarness;
 let pod: Pod;
+let base: string;
 
 before(async () => {
-  h = await startRuntimeHarness();
+  base = await makeTempDir('skiff-logs');
+  // One test holds a CreateContainer in an NRI plugin while logs-svc restarts.
+  h = await startRuntimeHarness({ skiff: { nriConfig: 'request_timeout = "60s"' } });
   pod = await h.runPod();
 });
 
 after(async () => {
   await h?.stop();
+  if (base) await removeDir(base);
 });
 
 async function logOf(path: string): Promise<{ stdout: Buffer; stderr: Buffer }> {
@@ -105,6 +114,43 @@ test('logs-svc killed with SIGKILL five times under load: every line exactly onc
     const status = await h.waitForExit(id, 120_000);
     assert.equal(assertConsecutive((await logOf(status.log_path)).stdout.toString(), `container ${id}`), 5000);
   }
+});
+
+test('a container made while logs-svc is down, and listed only after a new logs-svc read the list, keeps every line', async (t) => {
+  const release = join(base, 'release');
+  const pluginLog = join(base, 'gate.log');
+  const times = (line: string): number => h.skiff.output().split(line).length - 1;
+  const registeredBefore = times('NRI plugin registered');
+  const gate = await startNriPlugin(await nriPluginBinary(), join(h.skiff.runDir, 'nri.sock'), ['-name', 'logs-gate', '-idx', '10', '-mode', 'container-gate', '-hold', 'gated-', '-release', release, '-log', pluginLog], () => times('NRI plugin registered') > registeredBefore);
+  t.after(() => gate.stop());
+  const supervisor = Number.parseInt(await readFile(join(h.skiff.runDir, 'skiff.pid'), 'utf8'), 10);
+  const logsPid = await h.skiff.servicePid('logs-svc');
+  assert.ok(logsPid, 'logs-svc runs');
+  const readyBefore = times('logs service ready');
+  const refusedBefore = times('logs-svc did not take the container');
+  // The supervisor stopped: logs-svc stays down until the container is being made.
+  process.kill(supervisor, 'SIGSTOP');
+  let created: Promise<string> | undefined;
+  try {
+    process.kill(logsPid, 'SIGKILL');
+    // Its parent is stopped: a zombie is as far as it gets, and its sockets are closed by then.
+    await until('logs-svc to exit', 10_000, async () => hasExited(logsPid) || undefined);
+    created = h.createContainer(pod, 'gated-seq', { command: ['seq', '0', '4999'] });
+    created.catch(() => undefined);
+    await until('the plugin to hold CreateContainer', 30_000, async () => ((await readFile(pluginLog, 'utf8').catch(() => '')).includes('holding gated-seq') || undefined));
+    await until('runtime-svc to find logs-svc down', 10_000, async () => times('logs-svc did not take the container') > refusedBefore || undefined);
+  } finally {
+    process.kill(supervisor, 'SIGCONT');
+  }
+  // A new logs-svc reads runtime-svc's list while the container is not in it yet.
+  await h.skiff.waitForNewPid('logs-svc', logsPid);
+  await until('the new logs-svc to be ready', 30_000, async () => times('logs service ready') > readyBefore || undefined);
+  await writeFile(release, '');
+  assert.ok(created);
+  const id = await created;
+  await callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 });
+  const exited = await h.waitForExit(id, 60_000);
+  assert.equal(assertConsecutive((await logOf(exited.log_path)).stdout.toString(), `container ${id}`), 5000);
 });
 
 test('a rotation under heavy output: the renamed file and the new one hold every line once', async () => {

@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   });
   registerLogsMetrics(await startDaemonMetrics('logs-svc', config.logs.metrics_address, config.run_dir, log), engine);
   collectGarbageWhenQuiet(log);
+  // Listening before runtime-svc's list is read: runtime-svc offers a container made while logs-svc
+  // was down again once it lists it, and this order leaves no container between the two.
   const internal = await startInternalServer({ socket: config.logs.internal_socket, engine, log });
   reloadConfigOnSighup('logs-svc', values.config, config, log, async (next) => {
     log.level = next.log_level;

@@ -5,7 +5,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
-import { forgetContainerLog, trackContainerLog } from '../logs/logs-client.js';
+import { forgetContainerLog, retrackContainerLog, trackContainerLog } from '../logs/logs-client.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -195,6 +195,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       await ctx.records.saveContainer(rec);
       timer.mark('record');
       ctx.state.containers.set(id, rec);
+      if ((await logTracked) === 'file made here') await retrackContainerLog(ctx, id, logPath);
       ctx.state.containerNames.made(nameKey, id, signal?.aborted ?? false);
       ctx.events.container(rec, 'CONTAINER_CREATED_EVENT');
       if (ctx.nri?.active) await ctx.nri.notifyContainer('PostCreateContainer', sandbox, rec);

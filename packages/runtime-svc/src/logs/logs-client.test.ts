@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { createLogger, defaultConfig, StatusError } from '@skiff/common';
 import type { RuntimeContext } from '../daemon/context.js';
-import { trackContainerLog } from './logs-client.js';
+import { retrackContainerLog, trackContainerLog } from './logs-client.js';
 
 /** A context whose logs-svc is down (nothing listens on its socket): the log file is made here. */
 function contextWithoutLogsService(dir: string): RuntimeContext {
@@ -23,8 +23,9 @@ test('with logs-svc down, the empty log file is made, never through a link or in
   const id = 'a'.repeat(64);
 
   const plain = join(dir, 'plain.log');
-  await trackContainerLog(ctx, id, plain);
+  assert.equal(await trackContainerLog(ctx, id, plain), 'file made here');
   assert.ok(statSync(plain).isFile());
+  await retrackContainerLog(ctx, id, plain);
 
   const target = join(dir, 'victim');
   writeFileSync(target, 'keep me');

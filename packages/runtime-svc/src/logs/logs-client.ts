@@ -5,6 +5,11 @@ import type { RuntimeContext } from '../daemon/context.js';
 /** What logs-svc answered: its HTTP status, or that it could not be reached. */
 type Answer = { code: number; message: string } | { down: true; restarting: boolean; message: string };
 
+/** What logs-svc answered, as text for a log line or an error: its message, else its HTTP status. */
+function describeAnswer(answer: Answer): string {
+  return answer.message || ('code' in answer ? `HTTP ${answer.code}` : 'no answer');
+}
+
 async function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path: string, timeoutMs: number, body?: TrackContainerRequest): Promise<Answer> {
   try {
     const answer = await httpCall({ socketPath: socket, path }, { method, body, timeoutMs });
@@ -19,17 +24,42 @@ async function callLogs(socket: string, method: 'PUT' | 'DELETE' | 'POST', path:
 
 const TRACK_TIMEOUT_MS = 10_000;
 
+/** Whether logs-svc follows the container, or the empty file was made here without it. */
+export type TrackResult = 'tracked' | 'file made here';
+
 /**
  * Tells logs-svc to follow a new container's output into its CRI log file, before conmon starts.
- * When logs-svc is down the (empty) file is made here and logs-svc picks the container up from
- * runtime-svc's list when it starts: no line is lost, so CreateContainer does not fail.
+ * When logs-svc is down the (empty) file is made here, and CreateContainer does not fail: the
+ * container is offered again once it is listed (retrackContainerLog), and a logs-svc that starts
+ * later finds it in runtime-svc's list. No line is lost either way.
  */
-export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<void> {
+export async function trackContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<TrackResult> {
   const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath });
-  if ('code' in answer && answer.code === 204) return;
-  if ('code' in answer && answer.code === 422) throw new StatusError(status.INVALID_ARGUMENT, `${answer.message}; remove it`);
-  ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, 'logs-svc did not take the container; it will when it starts');
+  if ('code' in answer && answer.code === 204) return 'tracked';
+  if ('code' in answer && answer.code === 422) throw new StatusError(status.INVALID_ARGUMENT, `${describeAnswer(answer)}; remove it`);
+  ctx.log.warn({ container: id, answer: describeAnswer(answer) }, 'logs-svc did not take the container; it will when it starts');
   await createLogFile(logPath);
+  return 'file made here';
+}
+
+/**
+ * Offers logs-svc, once more, a container it did not take at creation; called once runtime-svc
+ * lists the container, before CreateContainer answers (so before any output). A logs-svc that
+ * came back in between listens before it reads runtime-svc's list, and may have read it while the
+ * container was still being made: it takes the container now. One that is still down reads the
+ * list later and finds the container there.
+ */
+export async function retrackContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<void> {
+  const answer = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath });
+  if ('code' in answer && answer.code === 204) {
+    ctx.log.info({ container: id }, 'logs-svc took the container once it was listed');
+    return;
+  }
+  if (!('code' in answer)) {
+    ctx.log.debug({ container: id, answer: answer.message }, 'logs-svc is still down; it will find the container in the list when it starts');
+    return;
+  }
+  ctx.log.warn({ container: id, answer: describeAnswer(answer) }, 'logs-svc did not take the container when offered again; its output is not written to its log file');
 }
 
 /**
@@ -50,7 +80,7 @@ export async function createLogFile(logPath: string): Promise<void> {
 /** Tells logs-svc a container is gone (best effort: at its start logs-svc drops what runtime-svc no longer lists). */
 export async function forgetContainerLog(ctx: RuntimeContext, id: string): Promise<void> {
   const answer = await callLogs(ctx.config.logs.internal_socket, 'DELETE', logsContainerPath(id), TRACK_TIMEOUT_MS);
-  if (!('code' in answer) || answer.code !== 204) ctx.log.warn({ container: id, answer: answer.message }, 'logs-svc was not told that the container was removed');
+  if (!('code' in answer) || answer.code !== 204) ctx.log.warn({ container: id, answer: describeAnswer(answer) }, 'logs-svc was not told that the container was removed');
 }
 
 /**
@@ -67,7 +97,7 @@ export async function flushContainerLog(ctx: RuntimeContext, id: string): Promis
   const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'flush'), 60_000);
   if ('code' in answer && (answer.code === 204 || answer.code === 404)) return 'flushed';
   if ('code' in answer ? answer.code === 504 || answer.code === 503 : answer.restarting) return 'behind';
-  ctx.log.warn({ container: id, answer: answer.message || ('code' in answer ? `HTTP ${answer.code}` : '') }, "the exited container's log may still be missing its last lines");
+  ctx.log.warn({ container: id, answer: describeAnswer(answer) }, "the exited container's log may still be missing its last lines");
   return 'unavailable';
 }
 
@@ -77,5 +107,5 @@ export async function reopenContainerLogFile(ctx: RuntimeContext, id: string): P
   if ('code' in answer && answer.code === 204) return;
   if (!('code' in answer)) throw new StatusError(status.UNAVAILABLE, `ReopenContainerLog: ${answer.message}; start it (skiff up runs it) and retry`);
   const code = answer.code === 404 || answer.code === 422 ? status.FAILED_PRECONDITION : answer.code === 503 || answer.code === 504 ? status.UNAVAILABLE : status.INTERNAL;
-  throw new StatusError(code, `ReopenContainerLog: logs-svc answered: ${answer.message || `HTTP ${answer.code}`}`);
+  throw new StatusError(code, `ReopenContainerLog: logs-svc answered: ${describeAnswer(answer)}`);
 }
