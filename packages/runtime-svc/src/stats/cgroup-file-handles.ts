@@ -51,30 +51,29 @@ export class CgroupFileHandles {
       // Most recently read last: Map keeps insertion order.
       this.dirs.delete(dir);
       this.dirs.set(dir, handles);
-    } else {
-      handles = { files: new Map(), readSinceSweep: true };
-      this.dirs.set(dir, handles);
-    }
-    handles.readSinceSweep = true;
-    const kept = handles.files.get(name);
-    if (kept !== undefined) {
-      const text = readFromStart(kept);
-      if (text !== undefined) return text;
-      // ENODEV: the cgroup was removed, perhaps made again under the same path since.
-      this.closeFile(handles, name, kept);
+      handles.readSinceSweep = true;
+      const kept = handles.files.get(name);
+      if (kept !== undefined) {
+        const text = readFromStart(kept);
+        if (text !== undefined) return text;
+        // ENODEV: the cgroup was removed, perhaps made again under the same path since.
+        this.closeFile(handles, name, kept);
+      }
     }
     let fd: number;
     try {
       fd = openSync(join(dir, name), OPEN_FLAGS);
     } catch {
-      if (handles.files.size === 0) this.dirs.delete(dir);
       return undefined;
     }
     const text = readFromStart(fd);
     if (text === undefined) {
       closeSync(fd);
-      if (handles.files.size === 0) this.dirs.delete(dir);
       return undefined;
+    }
+    if (!handles) {
+      handles = { files: new Map(), readSinceSweep: true };
+      this.dirs.set(dir, handles);
     }
     handles.files.set(name, fd);
     this.openCount++;
