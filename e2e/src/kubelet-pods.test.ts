@@ -119,7 +119,9 @@ describe('a pod with an init container, two app containers, probes, resources an
             }),
             container('sidecar', 'touch /tmp/healthy && exec sleep 3600', {
               readinessProbe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 1 },
-              livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 1, failureThreshold: 1 },
+              // A missing file fails the probe at once; an exec slowed past the default second by a
+              // busy machine must not count as a failure too, with one failure enough to restart.
+              livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1 },
             }),
           ],
         },

@@ -9,6 +9,7 @@ import { rejectsWithCode } from './lib/grpc-assert.js';
 import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { eventually } from './lib/stream-client.js';
 import { placesOf, type RuntimeInventory } from './lib/runtime-inventory.js';
+import { hasExited } from './lib/process-exited.js';
 
 let h: RuntimeHarness;
 
@@ -243,15 +244,6 @@ describe('runtime service through skiff up', () => {
       throw new Error(`container ${id} never had ${count} processes`);
     }
 
-    /** Neither gone nor a zombie. */
-    function runsStill(pid: number): boolean {
-      try {
-        return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-      } catch {
-        return false;
-      }
-    }
-
     /** Under gVisor: the container's `sleep 1000`s as a container beside it in the pod's PID namespace sees them. */
     async function sleepsSeenBy(observer: string): Promise<string[]> {
       return (await h.exec(observer, ['ps', '-o', 'args'])).stdout.split('\n').filter((line) => line === 'sleep 1000');
@@ -272,7 +264,7 @@ describe('runtime service through skiff up', () => {
           const pids = observer === undefined ? await processesIn(id, 3) : [];
           await callUnary(h.runtime, 'StopContainer', { container_id: id, timeout: 0 });
           assert.equal((await h.containerStatus(id)).exit_code, 137);
-          assert.deepEqual(pids.filter(runsStill), [], 'no process of it is left');
+          assert.deepEqual(pids.filter((pid) => !hasExited(pid)), [], 'no process of it is left');
           if (observer !== undefined) assert.deepEqual(await sleepsSeenBy(observer), [], 'no process of it is left in the sandbox');
         } finally {
           await removePod(pod);

@@ -12,6 +12,7 @@ import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
+import { readProcStat } from '@skiff/common';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, waitUntilRuntimeServiceAnswers, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
@@ -61,7 +62,7 @@ async function processesMapping(hostId: number): Promise<string[]> {
     if (!/^\d+$/.test(name)) continue;
     const map = await readFile(`/proc/${name}/uid_map`, 'utf8').catch(() => '');
     if (map.trim().split(/\s+/).slice(0, 2).join(' ') !== `0 ${hostId}`) continue;
-    const state = /\) (\S)/.exec(await readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''))?.[1];
+    const state = readProcStat(Number(name))?.state;
     if (state === 'Z' || state === undefined) continue;
     found.push(`${name} ${(await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).split('\0').join(' ').trim()} (${state})`);
   }

@@ -128,7 +128,7 @@ test('a file write still waiting for a free-space check when the ingest is abort
     try {
       release();
       await assert.rejects(ingest);
-      for (let i = 0; i < 200 && readdirSync(join(root, 'snapshots')).length > 0; i++) await sleep(10);
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline && readdirSync(join(root, 'snapshots')).length > 0; ) await sleep(10);
       await sleep(50);
       assert.equal(readFileSync(other).length, 0, 'nothing of the layer was written to it');
     } finally {
@@ -272,7 +272,7 @@ test('unpacking runs while the download is still in progress', async () => {
         (async function* () {
           yield layer.blob.subarray(0, 300 * 1024);
           // Hold the rest back until the first file shows up in the unpack dir.
-          for (let i = 0; i < 200 && !sawFirstBeforeEnd; i++) {
+          for (const deadline = Date.now() + 20_000; Date.now() < deadline && !sawFirstBeforeEnd; ) {
             await sleep(10);
             for (const name of readdirSync(join(root, 'snapshots'))) {
               if (name.startsWith('.tmp-') && existsSync(join(root, 'snapshots', name, 'fs', 'first'))) sawFirstBeforeEnd = true;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
+import { eventually, makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
 import { ensureJournald, isProcessAlive, bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK, runCommand } from '@skiff/common';
 import { CniRunner } from './cni/cni.js';
 import { NetnsManager } from './cni/netns.js';
@@ -213,8 +213,7 @@ describe('pod chain: CNI netns + catatonit sandbox + busybox container via conmo
     assert.equal(sandboxExit, 0, 'catatonit exits 0 on SIGTERM');
     assert.equal(await readExitCode(exitDir, podId), 0);
     for (const m of all) {
-      for (let i = 0; i < 100 && isProcessAlive(m.conmonPid); i++) await sleep(20);
-      assert.equal(isProcessAlive(m.conmonPid), false, `conmon ${m.conmonPid} exited`);
+      await eventually(`conmon ${m.conmonPid} exited`, async () => !isProcessAlive(m.conmonPid));
       assert.equal(isProcessAlive(m.containerPid), false);
     }
 

@@ -6,8 +6,7 @@ import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { isRoot, uniqueName } from '@skiff/test-support';
+import { eventually, isRoot, uniqueName } from '@skiff/test-support';
 import { runCommand, bridgeNetworkConfig, chooseSubnet, hostRoutes, LOOPBACK_NETWORK } from '@skiff/common';
 import { CniError, CniRunner, pluginIsIdle } from './cni.js';
 import { NetnsManager } from './netns.js';
@@ -147,10 +146,7 @@ describe('netns + CNI with the real plugins', { skip: !isRoot && 'needs root' },
     const httpd = spawn('nsenter', [`--net=${paths[0]}`, '/bin/busybox', 'httpd', '-f', '-p', '80', '-h', www], { stdio: 'ignore' });
     children.push(httpd);
     let body = '';
-    for (let i = 0; i < 50 && !body; i++) {
-      body = await httpGet(`http://127.0.0.1:${hostPort}/index.html`).catch(() => '');
-      if (!body) await sleep(100);
-    }
+    await eventually('the pod answered through the host port', async () => (body = await httpGet(`http://127.0.0.1:${hostPort}/index.html`).catch(() => '')) !== '');
     assert.equal(body, `hello from ${pods[0]}\n`);
     assert.equal((await fs.readFile(`/proc/sys/net/ipv4/conf/${bridge}/route_localnet`, 'utf8')).trim(), '1', 'portmap enables route_localnet on the bridge');
     httpd.kill('SIGKILL');

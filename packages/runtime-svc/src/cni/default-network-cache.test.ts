@@ -3,14 +3,15 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { eventually } from '@skiff/test-support';
 import { loadDefaultNetwork } from './config.js';
 import { DefaultNetworkCache } from './default-network-cache.js';
 
 const conflist = (name: string): string => JSON.stringify({ cniVersion: '1.0.0', name, plugins: [{ type: 'bridge' }] });
 
 /** Until the cache has seen the directory change (inotify's event comes on a later turn of the loop). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+function until(check: () => Promise<boolean>): Promise<void> {
+  return eventually('the cache saw the change', check);
 }
 
 /** A cache over the real loader that counts its reads. */

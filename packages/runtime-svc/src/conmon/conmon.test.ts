@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
+import { eventually, makeBusyboxRootfs, isRoot, removeCgroupEverywhere, uniqueContainerId, uniqueName } from '@skiff/test-support';
 import { isProcessAlive, parseConmonMessage as parseSyncMessage, parseCriLog as parseCriLogBytes, reassembleConmonLog as splitCriLogStreamBytes, runCommandsThroughSpawnServer, stopSpawnServer } from '@skiff/common';
 import { readHostFacts, type HostFacts } from '../oci/host-facts.js';
 import { Runc } from '../oci/runc.js';
@@ -125,18 +124,14 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     assert.doesNotMatch(conmonStatus, new RegExp(`^PPid:\\s+${process.pid}$`, 'm'), 'conmon is not our child either');
 
     let log = '';
-    for (let i = 0; i < 50 && !log.includes('err-line'); i++) {
-      await sleep(50);
-      log = await fs.readFile(join(bundle, 'container.log'), 'utf8').catch(() => '');
-    }
+    await eventually('the error line reached the log', async () => (log = await fs.readFile(join(bundle, 'container.log'), 'utf8').catch(() => '')).includes('err-line'));
     assert.deepEqual(splitCriLogStreams(log), { stdout: 'out-line\n', stderr: 'err-line\n' });
 
     assert.equal(await readExitCode(exitDir, id), undefined);
     const code = await stopContainer(runc, id, { exitDir, timeoutMs: 10_000 });
     assert.equal(code, 7);
     assert.equal((await fs.readFile(join(bundle, 'persist', 'exit'), 'utf8')).trim(), '7');
-    for (let i = 0; i < 100 && isProcessAlive(monitor.conmonPid); i++) await sleep(20);
-    assert.equal(isProcessAlive(monitor.conmonPid), false, 'conmon exits with its container');
+    await eventually('conmon exits with its container', async () => !isProcessAlive(monitor.conmonPid));
     assert.match(await fs.readFile(join(bundle, 'container.log'), 'utf8'), /stdout F bye/);
     assert.equal(await wasOomKilled(join(bundle, 'persist')), false);
     await runc.delete(id);
@@ -170,12 +165,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
       resources: { memoryLimitBytes: 16 << 20 },
     });
     assert.equal(await waitForExitCode(exitDir, id, 10_000), 137);
-    let oom = false;
-    for (let i = 0; i < 50 && !oom; i++) {
-      oom = await wasOomKilled(join(bundle, 'persist'));
-      if (!oom) await sleep(20);
-    }
-    assert.equal(oom, true);
+    await eventually('the OOM kill was recorded', () => wasOomKilled(join(bundle, 'persist')));
     await runc.delete(id);
   });
 
@@ -263,8 +253,7 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
     const pidText = await fs.readFile(join(base, id, 'conmon.pid'), 'utf8');
     const conmonPid = Number(pidText.trim());
     assert.ok(Number.isInteger(conmonPid) && conmonPid > 1, `conmon.pid holds a pid: ${JSON.stringify(pidText)}`);
-    for (let i = 0; i < 100 && isProcessAlive(conmonPid); i++) await sleep(20);
-    assert.equal(isProcessAlive(conmonPid), false);
+    await eventually('conmon exits with its container', async () => !isProcessAlive(conmonPid));
     await runc.delete(id, { force: true });
   });
 });

@@ -123,10 +123,10 @@ describe('containers', { skip: !isRoot && 'needs root' }, () => {
 
     // Output reaches the CRI log file and the journal, tagged with the full id.
     let journal: string[] = [];
-    for (let i = 0; i < 50 && !journal.includes('oops'); i++) {
-      await sleep(100);
+    await eventually('the last line reached the journal', async () => {
       journal = (await readJournal({ CONTAINER_ID_FULL: id })).map((entry) => journalMessage(entry).replace(/\0/g, '').trim());
-    }
+      return journal.includes('oops');
+    });
     assert.ok(journal.includes(`hello from app-pod`), journal.join('|'));
     assert.ok(journal.includes('oops'));
     const entries = await readJournal({ CONTAINER_ID_FULL: id });

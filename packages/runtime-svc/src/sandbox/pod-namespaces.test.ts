@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProcStat, runCommand } from '@skiff/common';
-import { isRoot } from '@skiff/test-support';
+import { eventually, isRoot } from '@skiff/test-support';
 import type { cri } from '@skiff/proto';
 import { containerNamespaces } from '../container/container-spec.js';
 import { RuntimePaths } from '../daemon/paths.js';
@@ -133,11 +133,11 @@ describe('pinning a process’s namespaces', { skip: !isRoot && 'needs root' }, 
     await fs.mkdir(pinPaths.dir, { recursive: true });
     // A process of new IPC, UTS and PID namespaces, as a pause is (sleep is PID 1 of its own).
     child = spawn('unshare', ['--ipc', '--uts', '--pid', '--fork', '--kill-child', 'sleep', '600'], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && pid === undefined; i++) {
+    await eventually('unshare started sleep', async () => {
       const found = (await runCommand('pgrep', ['-P', String(child.pid), 'sleep'], { timeoutMs: 5000 })).stdout.trim();
       if (found) pid = Number(found);
-      else await new Promise((r) => setTimeout(r, 20));
-    }
+      return found !== '';
+    });
     startTime = readProcStat(pid)!.startTime;
   });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@skiff/test-support';
 import { diskUsage, DiskUsageCache } from './disk-usage.js';
 
 describe('disk usage', () => {
@@ -29,10 +30,7 @@ describe('disk usage', () => {
       await fs.writeFile(join(root, 'a'), 'x');
       assert.equal((await cache.get(root)).inodes, 0, 'the stale value, while a walk starts');
       let inodes = 0;
-      for (let i = 0; i < 100 && inodes === 0; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        inodes = (await cache.get(root)).inodes;
-      }
+      await eventually('the background walk ended', async () => (inodes = (await cache.get(root)).inodes) !== 0);
       assert.equal(inodes, 1);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
