@@ -24,19 +24,18 @@
  * --pause-every-pod: runtime.pause_every_pod = true, a pause for every pod (as before pods could
  * go without one).
  */
-import { execFile, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { Client } from '@grpc/grpc-js';
 import { atomicWriteJson } from '@skiff/common';
-import { callUnary, createImageClient, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
+import { callUnary, type ImageServiceClient, type RuntimeServiceClient } from '@skiff/proto';
 import { buildImage, buildLayer, imageCacheDir, makeTempDir, pushImage, pushTestImage, removeCgroupTree, startRuntimeHarness, type PushedImage, type RuntimeHarness } from '@skiff/e2e/lib';
 import { BareHttp2Client } from './h2-client.js';
-import { curlAndExtract, curlBlobs, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
-import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, writeSleepSpec, type Conflist } from './floors.js';
+import { curlAndExtract, curlBlobs, curlVerifyAndExtract, indexCommit, prepareIndexDir, registryBlobs } from './image-floors.js';
+import { cniAdd, cniDel, createNetns, IDLE_NODE_SCRIPT, makeBundle, pssBytes, removeNetns, runc, runcDetached, startGrpcFloorServer, writeSleepSpec, type Conflist } from './floors.js';
 import { mib, percentile, rssBytes } from './stats.js';
 import { logEntries, stepMedians } from './step-log.js';
 
@@ -259,7 +258,8 @@ async function podLives(h: RuntimeHarness, samples: Samples, runs: number): Prom
  * its layer (the runtime's busybox is removed first), so each pull downloads and unpacks it again.
  * Beside them, in the same run: the client's own cost (Version on the runtime socket, the responses
  * left undecoded, and their decoding alone), and the floors by hand (curl of the blobs, `curl | tar
- * -x` + `sync -f`, `skopeo copy`, a crash-safe index file replacement).
+ * -x` + `sync -f` without and with each layer's digest and diff ID verified on the way, `skopeo
+ * copy`, a crash-safe index file replacement).
  */
 async function imageCalls(h: RuntimeHarness, samples: Samples, work: string, runs: number, pulls: number): Promise<void> {
   const images = h.images;
@@ -362,6 +362,7 @@ async function pullFloors(h: RuntimeHarness, samples: Samples, busybox: PushedIm
     await samples.time('skopeo copy busybox', () => skopeo(busybox.reference, 'busybox', i));
     await samples.time('curl busybox', () => curlBlobs(busyboxBlobs, join(work, 'curl')));
     await samples.time('curl | tar -x busybox', () => curlAndExtract(busyboxBlobs, join(work, 'extract')));
+    await samples.time('curl | tar -x, verified, busybox', () => curlVerifyAndExtract(busyboxBlobs, join(work, 'extract')));
   }
   const big = await pushTestImage(h.registry, 'pull5x20');
   const bigBlobs = await registryBlobs(h.registry.url, big.repo, 'pull5x20');
@@ -372,6 +373,7 @@ async function pullFloors(h: RuntimeHarness, samples: Samples, busybox: PushedIm
     await rm(join(work, `oci-big-${i}`), { recursive: true, force: true });
     await samples.time('curl 5x20 MiB', () => curlBlobs(bigBlobs, join(work, 'curl')));
     await samples.time('curl | tar -x 5x20 MiB', () => curlAndExtract(bigBlobs, join(work, 'extract')));
+    await samples.time('curl | tar -x, verified, 5x20 MiB', () => curlVerifyAndExtract(bigBlobs, join(work, 'extract')));
   }
 }
 
@@ -381,8 +383,8 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
   const all = (name: string): string => s(name).map(fmt).join(' / ');
   const version = `Version ${p50(s('Version (runtime socket)'))}`;
   const rows: [string, number[], string, string][] = [
-    ['PullImage busybox', s('PullImage busybox'), version, `curl ${p50(s('curl busybox'))}; curl | tar -x + sync ${p50(s('curl | tar -x busybox'))}; skopeo copy ${p50(s('skopeo copy busybox'))}`],
-    ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
+    ['PullImage busybox', s('PullImage busybox'), version, `curl ${p50(s('curl busybox'))}; curl | tar -x + sync ${p50(s('curl | tar -x busybox'))}, verified ${p50(s('curl | tar -x, verified, busybox'))}; skopeo copy ${p50(s('skopeo copy busybox'))}`],
+    ['PullImage 5x20 MiB', s('PullImage 5x20 MiB'), version, `curl ${all('curl 5x20 MiB')}; curl | tar -x + sync ${all('curl | tar -x 5x20 MiB')}, verified ${all('curl | tar -x, verified, 5x20 MiB')}; skopeo copy ${all('skopeo copy 5x20 MiB')}`],
     ['ImageStatus', s('ImageStatus'), `${version}; undecoded ${p50(s('ImageStatus undecoded'))}; decode alone ${p50(s('ImageStatus decode'))}`, `grpc-js server doing nothing ${p50(s('ImageStatus, grpc-js server doing nothing'))}`],
     ['ImageStatus, first after PullImage', s('ImageStatus, first after PullImage'), version, `the next ImageStatus: the row above`],
     ["another image's ImageStatus, first after PullImage", s("another image's ImageStatus, first after PullImage"), version, 'any first call after a pull'],
@@ -398,28 +400,10 @@ function printImageRows(samples: Samples, runs: number, pulls: number): void {
     ['call', 'n', 'p50', 'p90', 'p99', 'client cost p50', 'target p50', 'floor by hand, same run, p50'],
     rows.map(([name, list, client, floor]) => [name, String(list.length), ...pcts(list), client, TARGETS[name.split(',')[0]!] ?? '', floor]),
   );
-  const floorNames = ['Version (runtime socket)', 'ImageStatus, grpc-js server doing nothing', 'ListImages, grpc-js server doing nothing', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'skopeo copy 5x20 MiB'];
+  const floorNames = ['Version (runtime socket)', 'ImageStatus, grpc-js server doing nothing', 'ListImages, grpc-js server doing nothing', 'ImageStatus undecoded', 'ImageStatus decode', 'ListImages undecoded', 'ListImages decode', 'index commit by hand', 'curl busybox', 'curl | tar -x busybox', 'curl | tar -x, verified, busybox', 'skopeo copy busybox', 'curl 5x20 MiB', 'curl | tar -x 5x20 MiB', 'curl | tar -x, verified, 5x20 MiB', 'skopeo copy 5x20 MiB'];
   printColumns('Client cost and image floors, same run, ms', ['step', 'n', 'p50', 'p90', 'p99'], floorNames.map((name) => [name, String(s(name).length), ...pcts(s(name))]));
 }
 
-
-/** The grpc-js floor server (grpc-floor-server.ts) in a process of its own, with a client of it. */
-async function startGrpcFloorServer(socket: string, responses: { status: unknown; list: unknown }): Promise<{ client: ImageServiceClient; stop: () => void }> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url)), socket], { stdio: ['pipe', 'pipe', 'inherit'] });
-  child.stdin.end(JSON.stringify(responses));
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`grpc-floor-server exited with ${code}`)));
-    child.stdout.once('data', () => resolve());
-  });
-  const client = createImageClient(socket);
-  return {
-    client,
-    stop: () => {
-      client.close();
-      child.kill();
-    },
-  };
-}
 
 // ---------------------------------------------------------------- idle footprint
 

@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createImageClient, type ImageServiceClient } from '@skiff/proto';
 import { rssBytes } from './stats.js';
 
 const run = promisify(execFile);
@@ -178,4 +180,33 @@ export async function removeHandPod(pod: HandPod, net: Conflist, runcRoot: strin
   for (const id of pod.started.splice(0)) await runc(runcRoot, ['delete', '--force', id]).catch(() => undefined);
   await cniDel(net, pod.cniId, pod.netns, pod.cniResult).catch(() => undefined);
   await removeNetns(pod.netns);
+}
+
+export interface GrpcFloorServer {
+  pid: number;
+  /** A client of it; it connects at its first call. */
+  client: ImageServiceClient;
+  stop(): void;
+}
+
+/**
+ * The grpc-js floor server (grpc-floor-server.ts) in a process of its own: it answers ImageStatus
+ * and ListImages with `responses`, every other call with an empty message, and does nothing else.
+ */
+export async function startGrpcFloorServer(socket: string, responses: { status: unknown; list: unknown } = { status: {}, list: {} }): Promise<GrpcFloorServer> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url)), socket], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(JSON.stringify(responses));
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`grpc-floor-server exited with ${code}`)));
+    child.stdout.once('data', () => resolve());
+  });
+  const client = createImageClient(socket);
+  return {
+    pid: child.pid!,
+    client,
+    stop: () => {
+      client.close();
+      child.kill('SIGKILL');
+    },
+  };
 }

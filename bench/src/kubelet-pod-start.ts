@@ -10,7 +10,8 @@
  *     `runc run -d` of the container (S pods at once for the bursts); such a pod has no pause in
  *     Skiff, so the floor has none either;
  *   - then pods up to P (default 110, the kubelet's maxPods), runtime-svc's CPU over T seconds while
- *     the kubelet relists them every second (the other daemons' and the kubelet's beside it), and the
+ *     the kubelet relists them every second (the other daemons' and the kubelet's beside it), beside
+ *     the transport's floor (a bare grpc-js server answering as many calls a second), and the
  *     memory of Skiff's daemons and conmons.
  *
  *   node bench/dist/kubelet-pod-start.js [--pods N] [--bursts B] [--burst-size S] [--full P]
@@ -26,7 +27,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { callUnary } from '@skiff/proto';
 import { makeTempDir, removeCgroupTree, startKubeNode, startRuntimeHarness, type KubeNode, type RuntimeHarness } from '@skiff/e2e/lib';
-import { idleNodeFloor, makeBundle, prepareHandPod, removeHandPod, startHandPod, type Conflist, type HandPod } from './floors.js';
+import { idleNodeFloor, makeBundle, prepareHandPod, removeHandPod, startGrpcFloorServer, startHandPod, type Conflist, type HandPod } from './floors.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { connectKubeApi, type KubeApi, type PodWatch } from './kube-api.js';
 import { kubeletMetricsReader } from './kubelet-metrics.js';
@@ -253,6 +254,31 @@ async function cpuPerCall(h: RuntimeHarness, pid: number, backgroundRate: number
   return perCall;
 }
 
+/**
+ * The transport's own cost at the kubelet's pace: the CPU (share of one core) of a bare grpc-js
+ * server (grpc-floor-server.js) answering `callsPerSecond` ImageStatus calls a second, evenly
+ * spread, for `seconds`. Calls that come one by one with the process idle between them cost about
+ * twice what the same calls cost made back to back, so this, not a loop, is the floor of the
+ * kubelet's steady calls.
+ */
+async function transportFloor(dir: string, status: unknown, callsPerSecond: number, seconds: number): Promise<number> {
+  const server = await startGrpcFloorServer(join(dir, 'grpc-floor.sock'), { status, list: {} });
+  const call = (): Promise<unknown> => callUnary(server.client, 'ImageStatus', { image: { image: 'busybox' } });
+  try {
+    for (let i = 0; i < 200; i++) await call();
+    const gapMs = 1000 / callsPerSecond;
+    const before = await cpuSeconds(server.pid);
+    const start = performance.now();
+    for (let i = 1; performance.now() - start < seconds * 1000; i++) {
+      await call();
+      await new Promise((r) => setTimeout(r, Math.max(0, start + i * gapMs - performance.now())));
+    }
+    return ((await cpuSeconds(server.pid)) - before) / ((performance.now() - start) / 1000);
+  } finally {
+    server.stop();
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -328,6 +354,9 @@ async function main(): Promise<void> {
     const memory = await skiffMemory(h);
     const runtimePid = pids.get('runtime-svc')!;
     const perCall = await cpuPerCall(h, runtimePid, ((cpuAfter.get('runtime-svc') ?? 0) - (cpuBefore.get('runtime-svc') ?? 0)) / windowSeconds);
+    const kubeletRate = [...callsAfter].reduce((sum, [method, count]) => sum + count - (callsBefore.get(method) ?? 0), 0) / windowSeconds;
+    const busyboxStatus = await callUnary(h.images, 'ImageStatus', { image: { image } });
+    const floorCpu = await transportFloor(work, busyboxStatus, kubeletRate, Math.min(cpuWindow, 60));
     const idleNode = await idleNodeFloor();
     const listed = (await callUnary(h.runtime, 'ListPodSandbox', {})).items.filter((p) => p.state === 'SANDBOX_READY').length;
 
@@ -358,6 +387,7 @@ async function main(): Promise<void> {
     printTable(`${listed} running pods under the kubelet: CPU over ${windowSeconds.toFixed(0)} s (target: runtime-svc <= 2 % of one core)${values.steps ? ' (debug log on: not a figure to compare)' : ''}`, [
       ...[...pids.keys()].map((name): [string, string] => [name, share(name)]),
       ["runtime-svc's calls per second in the window", callRates.map(([m, r]) => `${m} ${r.toFixed(2)}`).join(', ')],
+      [`floor, same run: a bare grpc-js server answering ${kubeletRate.toFixed(1)} calls/s, evenly spread`, `${(floorCpu * 100).toFixed(2)} % of one core`],
     ]);
     const rateOf = new Map(callRates);
     printTable("runtime-svc's CPU per call, each made by the bench in a row beside the kubelet (its background taken off), and at the kubelet's rate", [

@@ -14,7 +14,6 @@
  *
  *   node bench/dist/memory-bursts.js [--pulls N] [--pods P] [--execs E] [--quiet-s S] [--layer-mib L]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +21,7 @@ import { callUnary } from '@skiff/proto';
 import { buildImage, buildLayer, getTestImage, makeTempDir, pseudoRandomStream, pushImage, RegistryClient, removeDir, startRuntimeHarness, type RuntimeHarness, wsExec } from '@skiff/e2e/lib';
 import { spdyExec } from '@skiff/stream-svc/testing/spdy-client';
 import { metricsAddressFile } from '@skiff/common/metrics';
+import { startGrpcFloorServer } from './floors.js';
 import { mib, printTable } from './stats.js';
 
 const DAEMONS = ['image-svc', 'runtime-svc', 'stream-svc', 'logs-svc'] as const;
@@ -170,18 +170,6 @@ async function execSessions(h: RuntimeHarness, container: string, count: number)
   });
 }
 
-async function startFloor(): Promise<ChildProcess> {
-  const script = join(import.meta.dirname, 'grpc-floor-server.js');
-  const socket = join(await makeTempDir('skiff-bench-floor'), 'floor.sock');
-  const child = spawn(process.execPath, [script, socket], { stdio: ['pipe', 'pipe', 'inherit'] });
-  child.stdin!.end(JSON.stringify({ status: {}, list: {} }));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`the floor's gRPC server exited with ${code}`)));
-  });
-  return child;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -194,7 +182,8 @@ async function main(): Promise<void> {
   });
   const quietMs = Number(values['quiet-s']) * 1000;
   const h = await startRuntimeHarness({ images: ['busybox'], skiff: { logLevel: 'info' } });
-  const floorProcess = await startFloor();
+  const floorDir = await makeTempDir('skiff-bench-floor');
+  const floorServer = await startGrpcFloorServer(join(floorDir, 'floor.sock'));
   try {
     const refs = await pushDistinctImages(h, Number(values.pulls), Number(values['layer-mib']) * 1024 * 1024);
     const execPod = await h.runPod();
@@ -202,7 +191,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const daemons = await watchedDaemons(h);
     const fresh = await measureAll(daemons);
-    const floor = await smapsRollup(floorProcess.pid!);
+    const floor = await smapsRollup(floorServer.pid);
     printTable('Fresh, idle (one pod running, for the exec burst)', [...DAEMONS.map((n): [string, string] => [n, breakdown(fresh.get(n)!)]), ['floor: idle gRPC server in node', breakdown(floor)]]);
 
     const bursts: [string, () => Promise<void>][] = [
@@ -218,12 +207,13 @@ async function main(): Promise<void> {
       const took = performance.now() - started;
       await new Promise((r) => setTimeout(r, quietMs));
       const after = await measureAll(daemons);
-      burstTable(`${title} (${(took / 1000).toFixed(1)} s): before, peak, ${quietMs / 1000} s after`, before, peak, after, fresh, await smapsRollup(floorProcess.pid!));
+      burstTable(`${title} (${(took / 1000).toFixed(1)} s): before, peak, ${quietMs / 1000} s after`, before, peak, after, fresh, await smapsRollup(floorServer.pid));
       for (const n of DAEMONS) summary.push([`${title.split(',')[0]}: ${n}`, `${mib(fresh.get(n)!.rss)} / ${mib(peak.get(n)!.rss)} / ${mib(after.get(n)!.rss)}`]);
     }
     printTable(`RSS fresh / peak / ${quietMs / 1000} s after, per burst (target: within 10 MiB of fresh)`, summary);
   } finally {
-    floorProcess.kill('SIGKILL');
+    floorServer.stop();
+    await removeDir(floorDir);
     await h.stop();
   }
 }
