@@ -12,6 +12,7 @@ import type { Spec } from '../oci/runtime-spec.js';
 import { stopContainer } from '../oci/stop-container.js';
 import { ConmonError, containerMonitorArgs, createContainerWithMonitor, removeMonitorFiles, type MonitoredContainer } from './conmon.js';
 import { execSync } from './conmon-exec-sync.js';
+import { EXEC_START_ALLOWANCE_MS } from './exec-deadline.js';
 import { readExitCode, waitForExitCode, wasOomKilled } from './exit-file.js';
 
 const parseCriLog = (log: string) => parseCriLogBytes(Buffer.from(log));
@@ -233,6 +234,24 @@ describe('conmon with the real runc', { skip: !isRoot && 'needs root' }, () => {
   }
 
   it('execSync: exit code, separate streams, background processes, timeouts', () => execSyncBehaves('exec'));
+
+  it("execSync's timeout runs from the command's start: a conmon slow to start does not time out a command that takes less", async () => {
+    const { id, spec } = await start('exec-slow-start', {});
+    // conmon as a busy node starts it: 1.2 s late.
+    const conmonPath = join(base, 'slow-conmon');
+    await fs.writeFile(conmonPath, '#!/bin/sh\nsleep 1.2\nexec /usr/bin/conmon "$@"\n', { mode: 0o755 });
+    const t = performance.now();
+    const result = await execSync({ conmonPath, runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: { ...spec.process, args: ['sh', '-c', 'sleep 1; echo done'] }, timeoutSeconds: 2 });
+    assert.deepEqual([result.timedOut, result.exitCode, result.stdout], [false, 0, 'done\n'], `took ${Math.round(performance.now() - t)} ms`);
+    // A command that outlasts its timeout still ends within the timeout and the start-up allowance.
+    const t2 = performance.now();
+    const slow = await execSync({ conmonPath, runtime: { ...runc.binaryForConmon, kind: 'oci' }, id, process: { ...spec.process, args: ['sleep', '60'] }, timeoutSeconds: 1 });
+    const took = performance.now() - t2;
+    assert.equal(slow.timedOut, true);
+    assert.ok(took >= 1000 && took < 1000 + EXEC_START_ALLOWANCE_MS + 10_000, `a 1 s timeout took ${Math.round(took)} ms`);
+    await stopContainer(runc, id, { exitDir, timeoutMs: 0 });
+    await runc.delete(id);
+  });
 
   it('execSync through the spawn helper: the same', async () => {
     assert.equal(runCommandsThroughSpawnServer(), true);

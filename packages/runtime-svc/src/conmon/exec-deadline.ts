@@ -1,9 +1,20 @@
+import { readFileSync } from 'node:fs';
 import { readPidFile } from '@skiff/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readArgv, readProcStat } from '../process/processes.js';
 
 /** How often the deadline looks again for a command that runc has not started yet. */
-const PID_POLL_MS = 20;
+const PID_POLL_MS = 10;
+
+/**
+ * The longest start-up (conmon, `runc exec`) not counted against the timeout: the command is killed
+ * this long after the timeout from the call's start at the latest, so the answer still comes
+ * within about 2 s of the timeout.
+ */
+export const EXEC_START_ALLOWANCE_MS = 1_500;
+
+/** USER_HZ, the unit of a process's start time in /proc/<pid>/stat (100 on every Linux port). */
+const MS_PER_TICK = 10;
 
 export interface ExecDeadline {
   /** Whether the deadline passed and the command was (or is being) killed. */
@@ -15,7 +26,10 @@ export interface ExecDeadline {
 }
 
 /**
- * Kills an exec'd command when its timeout has passed, to the millisecond. conmon's own
+ * Kills an exec'd command when its timeout has passed since the command started, to the
+ * millisecond: conmon's and `runc exec`'s start-up, slow on a busy node, does not count against a
+ * probe's timeout (up to EXEC_START_ALLOWANCE_MS of it). The start is the process's own start time
+ * from /proc, so a late look at the pid file does not lengthen the timeout. conmon's own
  * `--timeout` rounds to glib's whole-second ticks and can fire a quarter of a second early,
  * so it is only the backstop for when this daemon is gone.
  *
@@ -39,13 +53,18 @@ export function armExecDeadline(
     () => (finished = true),
   );
   let killing = false;
-  const timer =
-    timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          expired = true;
-          void killWhenStarted();
-        }, timeoutMs);
+  const timers: NodeJS.Timeout[] = [];
+  const expire = (): void => {
+    if (expired || finished) return;
+    expired = true;
+    void killWhenStarted();
+  };
+  if (timeoutMs !== undefined) {
+    timers.push(setTimeout(expire, timeoutMs + EXEC_START_ALLOWANCE_MS));
+    void commandAgeMs(pidFile, () => finished || expired).then((age) => {
+      if (age !== undefined) timers.push(setTimeout(expire, Math.max(0, timeoutMs - age)));
+    });
+  }
 
   async function killWhenStarted(): Promise<void> {
     if (killing) return;
@@ -71,10 +90,26 @@ export function armExecDeadline(
       void killWhenStarted();
     },
     cancel() {
-      clearTimeout(timer);
+      for (const timer of timers) clearTimeout(timer);
       finished = true;
     },
   };
+}
+
+/** How long ago the command in the pid file started, once runc has written it; undefined if `gaveUp` first. */
+async function commandAgeMs(pidFile: string, gaveUp: () => boolean): Promise<number | undefined> {
+  while (!gaveUp()) {
+    const pid = await readPidFile(pidFile);
+    const stat = pid === undefined ? undefined : readProcStat(pid);
+    if (stat) return Math.max(0, uptimeMs() - stat.startTime * MS_PER_TICK);
+    await sleep(PID_POLL_MS);
+  }
+  return undefined;
+}
+
+/** The time since boot, the clock of a process's start time. */
+function uptimeMs(): number {
+  return Math.round(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000);
 }
 
 /** Whether `pid` is the conmon running the exec whose process spec is `processSpec`. */
