@@ -18,6 +18,7 @@ import { startRuntimeHarness, type Pod, type RuntimeHarness } from './lib/runtim
 import { until } from './lib/skiff-instance.js';
 import { makeTempDir, removeDir } from './lib/tmp.js';
 import { status } from '@grpc/grpc-js';
+import { httpCall, logsContainerPath } from '@skiff/common';
 
 let h: RuntimeHarness;
 let pod: Pod;
@@ -151,6 +152,18 @@ test('a container made while logs-svc is down, and listed only after a new logs-
   await callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 });
   const exited = await h.waitForExit(id, 60_000);
   assert.equal(assertConsecutive((await logOf(exited.log_path)).stdout.toString(), `container ${id}`), 5000);
+});
+
+test('a container logs-svc stopped following before it started: its exit waits until logs-svc has read its output back from the journal', async () => {
+  const id = await h.createContainer(pod, 'unfollowed', { command: ['seq', '0', '4999'] });
+  // As if logs-svc had lost the container: it follows it no more, and its saved cursor moves past its lines.
+  const socketPath = join(h.skiff.runDir, 'logs-internal.sock');
+  const forgot = await httpCall({ socketPath, path: logsContainerPath(id) }, { method: 'DELETE', timeoutMs: 10_000 });
+  assert.equal(forgot.status, 204);
+  await callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000 });
+  const exited = await h.waitForExit(id, 60_000);
+  assert.equal(assertConsecutive((await logOf(exited.log_path)).stdout.toString(), `container ${id}`), 5000);
+  assert.match(h.skiff.output(), /logs-svc did not follow the container; asking it to read its output back from the journal/);
 });
 
 test('a rotation under heavy output: the renamed file and the new one hold every line once', async () => {

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { openLogFile } from '@skiff/common/core';
+import type { JournalPosition } from './journal-position.js';
 import type { SavedContainerLog } from './state-file.js';
 
 /**
@@ -11,6 +12,8 @@ export class ContainerLog {
   private pendingLength = 0;
   /** Set when the container is forgotten: nothing more is written. */
   removed = false;
+  /** Its output up to here is still to be read back from the journal (see LogEngine.readBack). */
+  readBackUntil: JournalPosition | undefined;
 
   private constructor(
     readonly id: string,
@@ -39,6 +42,7 @@ export class ContainerLog {
       await log.handle.sync();
       log.size = saved.size;
     }
+    log.readBackUntil = saved.readBackUntil;
     return log;
   }
 
@@ -51,6 +55,10 @@ export class ContainerLog {
 
   get hasPending(): boolean {
     return this.pendingLength > 0;
+  }
+
+  get pendingBytes(): number {
+    return this.pendingLength;
   }
 
   /** Writes what is pending at the file's end; on an error nothing is dropped and a retry writes it again. */
@@ -93,6 +101,6 @@ export class ContainerLog {
   }
 
   saved(): SavedContainerLog {
-    return { path: this.path, inode: this.inode, size: this.size };
+    return { path: this.path, inode: this.inode, size: this.size, ...(this.readBackUntil ? { readBackUntil: this.readBackUntil } : {}) };
   }
 }

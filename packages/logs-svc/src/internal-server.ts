@@ -50,7 +50,7 @@ async function route(engine: LogEngine, log: Logger, req: IncomingMessage, res: 
       } catch (err) {
         return send(res, 400, { message: (err as Error).message });
       }
-      return engine.track(route.containerId, body.logPath).then(() => send(res, 204), (err: unknown) => fail(res, err));
+      return engine.track(route.containerId, body.logPath, { readBack: body.readBack === true }).then(() => send(res, 204), (err: unknown) => fail(res, err));
     }
     case 'forget':
       await engine.forget(route.containerId).catch((err: Error) => log.warn({ container: route.containerId, err: err.message }, 'forgetting a container failed'));

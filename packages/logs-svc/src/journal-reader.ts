@@ -2,15 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '@skiff/common/core';
 import { ExportParser } from './journal-export.js';
 import { BARRIER_FIELD, classifyEntry, SENDER_FIELDS, type JournalEvent, type TrustedSender } from './journal-entry.js';
+import type { JournalPosition } from './journal-position.js';
+
+export type { JournalPosition };
 
 /** The fields read (cursor and timestamps always come too): less for journalctl to print and us to parse. */
-const OUTPUT_FIELDS = ['MESSAGE', 'CONTAINER_ID_FULL', 'PRIORITY', 'CONTAINER_PARTIAL_MESSAGE', 'MESSAGE_ID', BARRIER_FIELD, ...SENDER_FIELDS].join(',');
+export const OUTPUT_FIELDS = ['MESSAGE', 'CONTAINER_ID_FULL', 'PRIORITY', 'CONTAINER_PARTIAL_MESSAGE', 'MESSAGE_ID', BARRIER_FIELD, ...SENDER_FIELDS].join(',');
 
-/** Where the reader starts: after a cursor, or at a time (seconds since the epoch). */
-export type JournalPosition = { cursor: string } | { sinceSeconds: number };
 
 export interface JournalReaderOptions {
   journalctl: string;
+  /** Where the reader starts: after a cursor, or at a time (seconds since the epoch). */
   from: JournalPosition;
   /** Who may send container output. */
   sender: TrustedSender;

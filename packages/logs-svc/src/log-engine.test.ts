@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
@@ -198,4 +198,69 @@ test('a container tracked keeps the journal reader awake for its first lines', a
   } finally {
     await engine.stop();
   }
+});
+
+/** A second container's line flushed: the follower has passed every entry sent before. */
+async function followerPassed(engine: LogEngine, dir: string): Promise<void> {
+  const witness = randomBytes(32).toString('hex');
+  await engine.track(witness, join(dir, 'pod', `${witness.slice(0, 8)}.log`));
+  await sendLines(witness, ['witness']);
+  await engine.flush(witness);
+}
+
+test('a container followed late is read back from the journal: every line once, in order; what came while nobody followed it is counted', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const engine = await LogEngine.open({ stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender });
+  t.after(async () => {
+    await engine.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await engine.start(new Map());
+  await sendLines(id, ['one', 'two']);
+  await sendLines(id, ['oops'], 3);
+  // The follower reads past them (and the saved cursor moves past them) while nobody follows the container.
+  await followerPassed(engine, dir);
+  assert.equal(engine.status().unknown.total, 3);
+  assert.equal(engine.status().unknown.last, id);
+  await engine.track(id, path, { readBack: true });
+  await sendLines(id, ['three']);
+  await engine.flush(id);
+  assert.deepEqual(await streams(path), { stdout: 'one\ntwo\nthree\n', stderr: 'oops\n' });
+  assert.equal(engine.status().unknown.total, 3, 'nothing more is counted once it is followed');
+});
+
+test('a logs-svc killed while it read a container back cuts the file back and reads it back again at its start', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  const path = join(dir, 'pod', 'c.log');
+  const options = { stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 20_000, sender };
+  let engine = await LogEngine.open(options);
+  await engine.start(new Map());
+  await sendLines(id, ['one', 'two']);
+  await followerPassed(engine, dir);
+  await engine.stop();
+  // What a kill in the middle of the read back leaves: the mark saved with the file still empty, and
+  // a part of the lines written.
+  await writeFile(path, '2026-01-01T00:00:00.000000000Z stdout F one\n');
+  const stateFile = join(dir, 'state', 'state.json');
+  const state = JSON.parse(await readFile(stateFile, 'utf8')) as { cursor: string; containers: Record<string, unknown> };
+  state.containers[id] = { path, inode: (await stat(path)).ino, size: 0, readBackUntil: { cursor: state.cursor } };
+  await writeFile(stateFile, JSON.stringify(state));
+  await sendLines(id, ['three']);
+  engine = await LogEngine.open(options);
+  try {
+    await engine.start(new Map([[id, path]]));
+    await engine.flush(id);
+    assert.deepEqual(await streams(path), { stdout: 'one\ntwo\nthree\n', stderr: '' });
+    assert.equal(JSON.stringify(engine.status()).includes('readBack'), false);
+  } finally {
+    await engine.stop();
+  }
+  const saved = JSON.parse(await readFile(stateFile, 'utf8')) as { containers: Record<string, { readBackUntil?: unknown }> };
+  assert.equal(saved.containers[id]?.readBackUntil, undefined, 'the mark is cleared once the lines are synced');
 });

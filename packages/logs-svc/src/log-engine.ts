@@ -6,6 +6,9 @@ import { formatRecords, formatTimestamp, Mutex, removeAtomicWriteDebris, type Lo
 import { BarrierSender } from './barrier.js';
 import { ContainerLog } from './container-log.js';
 import type { JournalEvent, TrustedSender } from './journal-entry.js';
+import type { OutputEvent } from './journal-read-back.js';
+import type { JournalPosition } from './journal-position.js';
+import { readBackContainerOutput } from './journal-read-back.js';
 import { JournalReader } from './journal-reader.js';
 import { JournalWakeup } from './journal-wakeup.js';
 import { loadState, saveState, type LogsState } from './state-file.js';
@@ -59,6 +62,12 @@ export interface EngineOptions {
 /** At most one warning about dropped untrusted entries per this period: a flood must not flood our log. */
 const UNTRUSTED_WARN_MS = 10_000;
 
+/** Read-back output is written in pieces of about this size, so a long history is never held whole. */
+const READ_BACK_WRITE_BYTES = 1024 * 1024;
+
+/** Forgotten containers remembered, whose last entries in flight are not counted as unknown. */
+const FORGOTTEN_KEPT = 1024;
+
 /**
  * Turns container output read from the journal into CRI log files. Each batch is appended to the
  * files, the files synced, then the cursor and the files' sizes saved together.
@@ -88,6 +97,10 @@ export class LogEngine {
   private untrustedTotal = 0;
   private lastUntrusted: string | undefined;
   private lastUntrustedWarning = 0;
+  private unknownTotal = 0;
+  private lastUnknown: string | undefined;
+  private lastUnknownWarning = 0;
+  private readonly forgotten = new Set<string>();
 
   private constructor(private readonly options: EngineOptions) {
     this.wakeup = options.wakeup ?? new JournalWakeup();
@@ -134,11 +147,18 @@ export class LogEngine {
       for (const [id, path] of current) {
         if (this.changedBeforeStart?.has(id) || this.containers.has(id) || !path) continue;
         const log = await this.openOrReport(id, path, () => ContainerLog.open(id, path));
-        if (log) this.containers.set(id, log);
+        if (!log) continue;
+        // Made while logs-svc was down, it may have written before: a logs-svc that died had perhaps
+        // read past those entries without knowing the container.
+        if (log.size === 0) log.readBackUntil = this.position();
+        this.containers.set(id, log);
       }
       this.saved = {};
       this.changedBeforeStart = undefined;
       await this.persist();
+      for (const log of this.containers.values()) {
+        if (log.readBackUntil) await this.readBack(log).catch((err: unknown) => this.options.log.error({ container: log.id, err: (err as Error).message }, "cannot read the container's earlier output back from the journal; the next start tries again"));
+      }
     });
     const from = this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
     this.reader = new JournalReader({ journalctl: this.options.journalctl, from, sender: this.options.sender, log: this.options.log });
@@ -171,9 +191,22 @@ export class LogEngine {
     await saveState(this.stateFile, this.state);
   }
 
-  /** Starts following a container's output into `path` (created empty at once). */
-  async track(id: string, path: string): Promise<void> {
+  /**
+   * Where the follower stands: every entry at or before it has been written (under the lock, the
+   * saved cursor is the last entry applied), or, before the first, where it starts reading.
+   */
+  private position(): JournalPosition {
+    return this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
+  }
+
+  /**
+   * Starts following a container's output into `path` (created empty at once). With `readBack`,
+   * the container may have written already (logs-svc learns of it late): its entries up to the
+   * follower's position are read back from the journal first, into a file that is still empty.
+   */
+  async track(id: string, path: string, options: { readBack?: boolean } = {}): Promise<void> {
     this.changedBeforeStart?.add(id);
+    this.forgotten.delete(id);
     await this.lock.run(async () => {
       const existing = this.containers.get(id);
       if (existing && existing.path === path) return;
@@ -182,10 +215,41 @@ export class LogEngine {
         await existing.close();
       }
       delete this.saved[id];
-      this.containers.set(id, await ContainerLog.open(id, path));
+      const log = await ContainerLog.open(id, path);
+      if (options.readBack && log.size === 0) log.readBackUntil = this.position();
+      this.containers.set(id, log);
       await this.persist();
+      // Before start, start reads it back, before the follower runs.
+      if (log.readBackUntil && this.reader) await this.readBack(log);
     });
     this.wakeup.keepAwakeFor(NEW_CONTAINER_AWAKE_MS);
+  }
+
+  /**
+   * Writes a container's output from the journal up to `readBackUntil`, under the lock: the
+   * follower takes every later entry. The mark is saved before and cleared once the lines are
+   * synced, so a logs-svc killed in between cuts the file back and reads it back again.
+   */
+  private async readBack(log: ContainerLog): Promise<void> {
+    const until = log.readBackUntil!;
+    let lines = 0;
+    for await (const batch of readBackContainerOutput({ journalctl: this.options.journalctl, containerId: log.id, sender: this.options.sender, until })) {
+      for (const ev of batch) this.addOutput(log, ev);
+      lines += batch.length;
+      if (log.pendingBytes >= READ_BACK_WRITE_BYTES) await this.writeOne(log);
+    }
+    await this.writeOne(log);
+    if (!log.removed) await log.sync();
+    log.readBackUntil = undefined;
+    await this.persist();
+    if (lines > 0) this.options.log.info({ container: log.id, lines, until }, "read the container's earlier output back from the journal");
+  }
+
+  private addOutput(c: ContainerLog, ev: OutputEvent): void {
+    c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
+    this.throughput.lines++;
+    this.throughput.bytes += ev.message.length;
+    this.throughput.newestReadMicros = ev.realtimeMicros;
   }
 
   /** Stops following a container; entries still in flight for it are dropped, no file is made. */
@@ -193,6 +257,8 @@ export class LogEngine {
     this.changedBeforeStart?.add(id);
     const c = this.containers.get(id);
     if (c) c.removed = true;
+    this.forgotten.add(id);
+    if (this.forgotten.size > FORGOTTEN_KEPT) this.forgotten.delete(this.forgotten.values().next().value!);
     await this.lock.run(async () => {
       const log = this.containers.get(id);
       this.containers.delete(id);
@@ -269,12 +335,8 @@ export class LogEngine {
     for (const ev of events) {
       if (ev.kind === 'output') {
         const c = this.containers.get(ev.containerId);
-        if (c && !c.removed) {
-          c.add(formatRecords(formatTimestamp(ev.realtimeMicros), ev.stream, ev.message, ev.partial));
-          this.throughput.lines++;
-          this.throughput.bytes += ev.message.length;
-          this.throughput.newestReadMicros = ev.realtimeMicros;
-        }
+        if (c && !c.removed) this.addOutput(c, ev);
+        else if (!c && !this.forgotten.has(ev.containerId)) this.noteUnknown(ev.containerId);
       } else if (ev.kind === 'barrier') {
         const candidate = this.barriers.get(ev.nonce);
         // Our own logger, run as root: a copy of the field from anyone else proves nothing.
@@ -328,24 +390,27 @@ export class LogEngine {
   private async writePending(): Promise<ContainerLog[]> {
     const written: ContainerLog[] = [];
     for (const c of this.containers.values()) {
-      if (!c.hasPending) continue;
-      for (;;) {
-        if (c.removed) break;
-        try {
-          await c.writePending();
-          written.push(c);
-          if (this.writeError?.path === c.path) this.writeError = undefined;
-          break;
-        } catch (err) {
-          const message = (err as Error).message;
-          if (this.writeError?.message !== message) this.options.log.error({ container: c.id, path: c.path, err: message }, 'cannot write the container log; retrying every second');
-          this.writeError = { path: c.path, message };
-          if (this.stopped) throw new Stopped();
-          await sleep(1000);
-        }
-      }
+      if (c.hasPending && (await this.writeOne(c))) written.push(c);
     }
     return written;
+  }
+
+  /** Writes a file's pending records, trying again every second while it fails; false if it was forgotten first. */
+  private async writeOne(c: ContainerLog): Promise<boolean> {
+    for (;;) {
+      if (c.removed) return false;
+      try {
+        await c.writePending();
+        if (this.writeError?.path === c.path) this.writeError = undefined;
+        return true;
+      } catch (err) {
+        const message = (err as Error).message;
+        if (this.writeError?.message !== message) this.options.log.error({ container: c.id, path: c.path, err: message }, 'cannot write the container log; retrying every second');
+        this.writeError = { path: c.path, message };
+        if (this.stopped) throw new Stopped();
+        await sleep(1000);
+      }
+    }
   }
 
   /** Syncs the files written, then saves the cursor with the files' sizes. */
@@ -386,6 +451,16 @@ export class LogEngine {
     this.options.log.warn({ container: containerId, sender, dropped: this.untrustedTotal }, 'dropped a journal entry naming a container that its conmon did not send');
   }
 
+  /** Output of a container logs-svc does not follow (nor has just forgotten): not written anywhere. */
+  private noteUnknown(containerId: string): void {
+    this.unknownTotal++;
+    this.lastUnknown = containerId;
+    const now = Date.now();
+    if (now - this.lastUnknownWarning < UNTRUSTED_WARN_MS) return;
+    this.lastUnknownWarning = now;
+    this.options.log.warn({ container: containerId, dropped: this.unknownTotal }, 'dropped output of a container logs-svc does not follow');
+  }
+
   status(): EngineStatus {
     return {
       ready: this.ready,
@@ -395,6 +470,7 @@ export class LogEngine {
       ...(this.writeError ? { writeError: this.writeError } : {}),
       ...(this.stateError ? { stateError: this.stateError } : {}),
       untrusted: { total: this.untrustedTotal, ...(this.lastUntrusted ? { last: this.lastUntrusted } : {}) },
+      unknown: { total: this.unknownTotal, ...(this.lastUnknown ? { last: this.lastUnknown } : {}) },
       memory: (({ rss, heapUsed, heapTotal, external }) => ({ rss, heapUsed, heapTotal, external }))(process.memoryUsage()),
     };
   }

@@ -32,6 +32,15 @@ export function registerLogsMetrics(metrics: DaemonMetrics, engine: LogEngine): 
     },
   });
   new Counter({
+    name: 'skiff_logs_unknown_container_entries_total',
+    help: 'Container output entries dropped because logs-svc did not follow their container when they came.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(engine.status().unknown.total);
+    },
+  });
+  new Counter({
     name: 'skiff_logs_journald_suppressed_total',
     help: "Messages journald's rate limit dropped, from its \"Suppressed N messages\" notices.",
     registers,

@@ -1,4 +1,5 @@
 import { atomicWriteJson, readJsonIfExists } from '@skiff/common/core';
+import type { JournalPosition } from './journal-position.js';
 
 /** What logs-svc has durably written for one container. */
 export interface SavedContainerLog {
@@ -7,6 +8,11 @@ export interface SavedContainerLog {
   inode: number;
   /** Bytes of that file that belong to entries up to the saved cursor. */
   size: number;
+  /**
+   * Set while the container's earlier output is being read back from the journal, up to this
+   * position: a restart cuts the file back to `size` and reads it back again.
+   */
+  readBackUntil?: JournalPosition;
 }
 
 /**

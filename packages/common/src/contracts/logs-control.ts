@@ -42,14 +42,21 @@ export function matchLogsRoute(method: string, url: string): LogsRoute | 'method
 export interface TrackContainerRequest {
   /** The container's CRI log file, absolute. */
   logPath: string;
+  /**
+   * The container may have written already (logs-svc did not follow it when it should have): its
+   * output in the journal is read back into the file first, if the file is still empty.
+   */
+  readBack?: boolean;
 }
 
 export function parseTrackContainerRequest(body: unknown): TrackContainerRequest {
   if (!isObject(body)) throw new ContractViolation('request body', 'must be a JSON object');
-  rejectUnknownFields(body, ['logPath']);
+  rejectUnknownFields(body, ['logPath', 'readBack']);
   const logPath = body['logPath'];
   if (typeof logPath !== 'string' || !logPath.startsWith('/')) throw new ContractViolation('logPath', 'must be an absolute path');
-  return { logPath };
+  const readBack = body['readBack'];
+  if (readBack !== undefined && typeof readBack !== 'boolean') throw new ContractViolation('readBack', 'must be true or false');
+  return { logPath, ...(readBack ? { readBack } : {}) };
 }
 
 /** The answer of GET /v1/status. */
@@ -63,5 +70,7 @@ export interface LogsStatus {
   stateError?: string;
   /** Entries naming a container that did not come from its conmon, dropped. */
   untrusted: { total: number; last?: string };
+  /** Output of containers logs-svc did not follow when it came (none it had just forgotten), dropped; the last one's id. */
+  unknown: { total: number; last?: string };
   memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
 }

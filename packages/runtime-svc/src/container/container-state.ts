@@ -84,7 +84,7 @@ export async function refreshContainer(ctx: RuntimeContext, rec: ContainerRecord
   // not recorded yet (a later refresh asks again), up to a limit: a logs-svc that is stuck does
   // not hide an exit for longer, and one that is not running at all does not hold it back.
   if (rec.logPath && ctx.journald && !options.neverRan) {
-    const flushed = await flushContainerLog(ctx, rec.id);
+    const flushed = await flushContainerLog(ctx, rec.id, rec.logPath);
     if (flushed === 'behind' && BigInt(nowNanos()) - BigInt(exit.at) < LOG_FLUSH_LIMIT_NANOS) return rec;
     if (flushed === 'behind') ctx.log.warn({ container: rec.id }, 'logs-svc is still behind the journal; reporting the exit without waiting longer');
   }

@@ -91,14 +91,31 @@ export type FlushResult = 'flushed' | 'behind' | 'unavailable';
 
 /**
  * Waits (bounded by logs-svc's flush_timeout) until every line an exited container wrote is in
- * its log file.
+ * its log file. A logs-svc that does not follow the container (404) has missed it somehow: it is
+ * asked to follow it, reading its output back from the journal, and the flush is asked again. An
+ * exit is never reported over a log that logs-svc did not write.
  */
-export async function flushContainerLog(ctx: RuntimeContext, id: string): Promise<FlushResult> {
-  const answer = await callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'flush'), 60_000);
-  if ('code' in answer && (answer.code === 204 || answer.code === 404)) return 'flushed';
+export async function flushContainerLog(ctx: RuntimeContext, id: string, logPath: string): Promise<FlushResult> {
+  let answer = await callFlush(ctx, id);
+  if ('code' in answer && answer.code === 404 && stillLive(ctx, id)) {
+    ctx.log.warn({ container: id }, 'logs-svc did not follow the container; asking it to read its output back from the journal');
+    const tracked = await callLogs(ctx.config.logs.internal_socket, 'PUT', logsContainerPath(id), TRACK_TIMEOUT_MS, { logPath, readBack: true });
+    answer = 'code' in tracked && tracked.code === 204 ? await callFlush(ctx, id) : tracked;
+  }
+  if ('code' in answer && answer.code === 204) return 'flushed';
   if ('code' in answer ? answer.code === 504 || answer.code === 503 : answer.restarting) return 'behind';
   ctx.log.warn({ container: id, answer: describeAnswer(answer) }, "the exited container's log may still be missing its last lines");
   return 'unavailable';
+}
+
+function callFlush(ctx: RuntimeContext, id: string): Promise<Answer> {
+  return callLogs(ctx.config.logs.internal_socket, 'POST', logsContainerPath(id, 'flush'), 60_000);
+}
+
+/** Not being removed: a removal that told logs-svc to forget the container is not undone. */
+function stillLive(ctx: RuntimeContext, id: string): boolean {
+  const phase = ctx.state.containers.get(id)?.phase;
+  return phase === 'created' || phase === 'running';
 }
 
 /** ReopenContainerLog through logs-svc: lines before it stay in the renamed file, later ones go to a new one. */
