@@ -180,6 +180,16 @@ test('a rotation under heavy output: the renamed file and the new one hold every
   await assert.rejects(callUnary(h.runtime, 'ReopenContainerLog', { container_id: status.id }, { timeoutMs: 30_000 }), /not running/);
 });
 
+/**
+ * Runs a container that prints a line and exits: once its exit is reported, logs-svc has written
+ * (or dropped) every entry the journal took before that container's flush barrier.
+ */
+async function journalPassedBy(name: string): Promise<void> {
+  const witness = await h.runContainer(pod, name, { command: ['echo', 'witness'] });
+  const exited = await h.waitForExit(witness, 60_000);
+  assert.equal((await logOf(exited.log_path)).stdout.toString(), 'witness\n');
+}
+
 test('a container removed while its lines are in flight leaves no file behind', async () => {
   const id = await h.runContainer(pod, 'removed-busy', { command: counter(30) });
   const path = (await h.containerStatus(id)).log_path;
@@ -187,7 +197,7 @@ test('a container removed while its lines are in flight leaves no file behind', 
   // The kubelet deletes the log file, then removes the container.
   await rm(path, { force: true });
   await callUnary(h.runtime, 'RemoveContainer', { container_id: id }, { timeoutMs: 60_000 });
-  await new Promise((r) => setTimeout(r, 3000));
+  await journalPassedBy('after-removed-busy');
   assert.equal(existsSync(path), false, 'no stray log file');
 });
 
@@ -228,8 +238,8 @@ test('a symbolic link at the log file, its directory or a directory above the po
       [join(linkedPod.config.log_directory!, 'dir'), await attempt(linkedPod, 'to-dir', { command: ['echo', 'through a directory link'], log_path: 'dir/0.log' })],
       [linkedRoot, await attempt(podUnderLink, 'under-link', { command: ['echo', 'through a link above the pod'], log_path: 'c/0.log' })],
     ] as const;
-    // Time for lines that were wrongly followed to be written.
-    await new Promise((r) => setTimeout(r, 2000));
+    // Lines that were wrongly followed would be written by now.
+    await journalPassedBy('after-links');
     assert.equal(await readFile(precious, 'utf8'), 'precious\n');
     assert.deepEqual(await readdir(outside), ['precious'], 'nothing was made through a link');
     for (const [link, err] of refusals) {

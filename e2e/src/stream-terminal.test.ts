@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { callUnary, type cri } from '@skiff/proto';
 import { openRemoteCommand, type RemoteCommand } from './lib/remote-command.js';
 import { eventually } from './lib/stream-client.js';
@@ -29,6 +28,11 @@ async function attachUrl(containerId: string, streams: Partial<cri.AttachRequest
 }
 
 /** Host processes whose command line contains every one of `words`. */
+/** Until stream-svc has let go of every attach to the container: its attach relays are gone. */
+async function detached(containerId: string): Promise<void> {
+  await eventually(`the attach relays of ${containerId} to end`, async () => (await processesWith('/usr/bin/python3')).every((p) => !(p.argv.some((a) => a.endsWith('attach-relay.py')) && p.argv.some((a) => a.includes(containerId)))));
+}
+
 async function processesWith(...words: string[]): Promise<{ pid: number; argv: string[] }[]> {
   const found: { pid: number; argv: string[] }[] = [];
   for (const name of await readdir('/proc')) {
@@ -138,7 +142,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     await first.waitForStdout(/attached-42/);
     first.close();
     await first.closed;
-    await sleep(500);
+    await detached(id);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
 
     // The same shell answers a second client, input still open.
@@ -146,9 +150,8 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     second.send('echo again-$((5+5))\n');
     await second.waitForStdout(/again-10/);
     second.vanish();
-    await sleep(500);
+    await detached(id);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
-    assert.equal((await processesWith('/usr/bin/python3')).filter((p) => p.argv.some((a) => a.endsWith('attach-relay.py')) && p.argv.some((a) => a.includes(id))).length, 0);
   });
 
   test('attach to a non-TTY container: stdout and stderr apart; detaching leaves it running', async () => {
@@ -162,7 +165,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
     await command.closed;
     assert.match(command.stdout, /^(out-\d+\n)+$/);
     assert.match(command.stderr, /^(err-\d+\n)+$/);
-    await sleep(500);
+    await detached(id);
     assert.equal((await h.containerStatus(id)).state, 'CONTAINER_RUNNING');
 
     // Attach asking for stdout only gets no stderr.
@@ -186,7 +189,7 @@ describe('exec with a terminal and attach through conmon', { timeout: 170_000 },
       await command.closed;
     }
     await eventually('stdin_once container sees end of input', async () => (await h.exec(once, ['cat', '/tmp/stdin-closed'])).stdout === 'closed\n');
-    await sleep(500);
+    await detached(kept);
     assert.notEqual((await h.exec(kept, ['cat', '/tmp/stdin-closed'])).code, 0, 'stdin stays open without stdin_once');
     // Without stdin_once a later client still writes to the same stdin.
     const again = await openRemoteCommand(await attachUrl(kept, { stdin: true, stdout: true }));
