@@ -157,7 +157,7 @@ export class LogEngine {
       this.changedBeforeStart = undefined;
       await this.persist();
       for (const log of this.containers.values()) {
-        if (log.readBackUntil) await this.readBack(log).catch((err: unknown) => this.options.log.error({ container: log.id, err: (err as Error).message }, "cannot read the container's earlier output back from the journal; the next start tries again"));
+        if (log.readBackUntil) await this.readBack(log);
       }
     });
     const from = this.state.cursor ? { cursor: this.state.cursor } : { sinceSeconds: this.state.sinceSeconds };
@@ -233,10 +233,16 @@ export class LogEngine {
   private async readBack(log: ContainerLog): Promise<void> {
     const until = log.readBackUntil!;
     let lines = 0;
-    for await (const batch of readBackContainerOutput({ journalctl: this.options.journalctl, containerId: log.id, sender: this.options.sender, until })) {
-      for (const ev of batch) this.addOutput(log, ev);
-      lines += batch.length;
-      if (log.pendingBytes >= READ_BACK_WRITE_BYTES) await this.writeOne(log);
+    try {
+      for await (const batch of readBackContainerOutput({ journalctl: this.options.journalctl, containerId: log.id, sender: this.options.sender, until })) {
+        for (const ev of batch) this.addOutput(log, ev);
+        lines += batch.length;
+        if (log.pendingBytes >= READ_BACK_WRITE_BYTES) await this.writeOne(log);
+      }
+    } catch (err) {
+      if (err instanceof Stopped) throw err;
+      // Reading it again later would put older lines after the newer ones the follower writes.
+      this.options.log.error({ container: log.id, lines, err: (err as Error).message }, "cannot read all of the container's earlier output back from the journal; what was not read is missing from its file");
     }
     await this.writeOne(log);
     if (!log.removed) await log.sync();
