@@ -110,7 +110,7 @@ describe('a pod with an init container, two app containers, probes, resources an
               ports: [{ containerPort: 8080, hostPort, protocol: 'TCP' }],
               resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
               readinessProbe: { httpGet: { path: '/index.html', port: 8080 }, periodSeconds: 1 },
-              livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2 },
+              livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2, timeoutSeconds: 5 },
               volumeMounts: [
                 { name: 'work', mountPath: '/work' },
                 { name: 'podinfo', mountPath: '/etc/podinfo' },
@@ -387,14 +387,27 @@ describe('an NRI plugin on the node', () => {
   });
 });
 
+/** ListPodSandbox calls runtime-svc has answered, from its metrics (its kubelet's PLEG makes one a relist). */
+async function podListings(): Promise<number> {
+  const address = (await readFile(join(h.skiff.runDir, 'runtime-svc.metrics'), 'utf8')).trim();
+  const page = await (await fetch(`http://${address}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const line = page.split('\n').find((l) => l.startsWith('skiff_grpc_requests_total{') && l.includes('method="ListPodSandbox"') && l.includes('code="OK"'));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** Until the kubelet has relisted the pods twice more: whatever a relist would find amiss is found by then. */
+async function relistedTwice(): Promise<void> {
+  const start = await podListings();
+  await until('two more relists by the kubelet', 60_000, async () => ((await podListings()) >= start + 2 ? true : undefined));
+}
+
 describe('restarts', () => {
   test('the kubelet restarted restarts no pod', async () => {
     const before = await node.pod(WEB_POD);
     const oldPid = await node.kubeletPid();
     await node.restartKubelet();
     assert.notEqual(await node.kubeletPid(), oldPid);
-    // A relist after the restart has had its chance to find anything amiss.
-    await new Promise((r) => setTimeout(r, 5000));
+    await relistedTwice();
     const after = await node.waitForPod(WEB_POD, 'to be ready again', isReady);
     assert.deepEqual(restartCounts(after), restartCounts(before));
     assert.deepEqual(containerIds(after), containerIds(before));
@@ -411,8 +424,7 @@ describe('restarts', () => {
       const served = await until(`an exec through the kubelet after ${daemon} restarted`, 60_000, () => exec(WEB_POD, 'httpd', 'cat /work/init'));
       assert.equal(served, 'made-by-init\n');
       await until('the node to be Ready', 60_000, async () => ((await node.nodeReady()) ? true : undefined));
-      // A relist after the restart has had its chance to find anything amiss.
-      await new Promise((r) => setTimeout(r, 3000));
+      await relistedTwice();
       const after = await node.waitForPod(WEB_POD, 'to be ready', isReady);
       assert.deepEqual(restartCounts(after), restartCounts(before));
       assert.deepEqual(containerIds(after), containerIds(before));
