@@ -8,7 +8,8 @@
  *     to the record being in the file);
  *   - a new container's first line, F containers (default 10) started one at a time: from
  *     journald's receive time to the record being in the file, beside the floor, the same entry
- *     reaching another `journalctl -f`;
+ *     reaching another `journalctl -f`; then the same beside ten containers writing 100 lines/s
+ *     each, and logs-svc's CPU in both windows;
  *   - logs-svc RSS, idle and its peak under that load.
  *
  *   node bench/dist/logs.js [--lines N] [--first F]   N lines per container alone (default 200000), N/4 each of ten
@@ -18,7 +19,7 @@ import { open, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { callUnary } from '@skiff/proto';
 import { startRuntimeHarness, type Pod, type RuntimeHarness } from '@skiff/e2e/lib';
-import { mib, ms, percentile, printTable, rssBytes } from './stats.js';
+import { cpuSeconds, mib, ms, percentile, printTable, rssBytes } from './stats.js';
 
 const TIMESTAMP_LENGTH = '2026-01-01T00:00:00.000000000Z'.length;
 
@@ -182,14 +183,14 @@ function followFirstEntries(): { ready: Promise<void>; latencyOf(id: string): nu
  * Each new container's first line: its latency to the file and, for the floor, to another
  * `journalctl -f` (which logs-svc's wake-ups of the journal's followers wake too).
  */
-async function firstLines(h: RuntimeHarness, pod: Pod, count: number): Promise<{ file: number[]; floor: number[] }> {
+async function firstLines(h: RuntimeHarness, pod: Pod, count: number, prefix: string): Promise<{ file: number[]; floor: number[] }> {
   const file: number[] = [];
   const floor: number[] = [];
   const journal = followFirstEntries();
   try {
     await journal.ready;
     for (let i = 0; i < count; i++) {
-      const id = await h.createContainer(pod, `first-${i}`, { command: ['sh', '-c', 'echo first; exec sleep 3600'] });
+      const id = await h.createContainer(pod, `${prefix}-${i}`, { command: ['sh', '-c', 'echo first; exec sleep 3600'] });
       const path = (await h.containerStatus(id)).log_path;
       const watch = watchLatency(path);
       await callUnary(h.runtime, 'StartContainer', { container_id: id });
@@ -206,6 +207,25 @@ async function firstLines(h: RuntimeHarness, pod: Pod, count: number): Promise<{
     journal.stop();
   }
   return { file, floor };
+}
+
+/**
+ * New containers' first lines while ten containers write 100 lines/s each (well below journald's
+ * saturation), with logs-svc's CPU over the same window.
+ */
+async function firstLinesUnderLoad(h: RuntimeHarness, pod: Pod, count: number, logsPid: number): Promise<{ file: number[]; floor: number[]; cpuPercent: number }> {
+  const writers: string[] = [];
+  for (let i = 0; i < 10; i++) writers.push(await h.runContainer(pod, `writer-${i}`, { command: ['sh', '-c', 'while true; do echo line; usleep 10000; done'] }));
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    const cpuBefore = await cpuSeconds(logsPid);
+    const t0 = performance.now();
+    const first = await firstLines(h, pod, count, 'loaded-first');
+    const cpuPercent = (100 * (await cpuSeconds(logsPid)) - 100 * cpuBefore) / ((performance.now() - t0) / 1000);
+    return { ...first, cpuPercent };
+  } finally {
+    for (const id of writers) await callUnary(h.runtime, 'RemoveContainer', { container_id: id });
+  }
 }
 
 interface Throughput {
@@ -252,7 +272,11 @@ async function main(): Promise<void> {
     const idleLatency = (await watch.stop()).slice(10);
     const idleFloor = (await journal.stop()).slice(10);
 
-    const first = await firstLines(h, pod, Number(values.first));
+    const idleCpuBefore = await cpuSeconds(logsPid);
+    const idleT0 = performance.now();
+    const first = await firstLines(h, pod, Number(values.first), 'first');
+    const firstCpuPercent = (100 * (await cpuSeconds(logsPid)) - 100 * idleCpuBefore) / ((performance.now() - idleT0) / 1000);
+    const loadedFirst = await firstLinesUnderLoad(h, pod, Number(values.first), logsPid);
     const one = await sustained(h, pod, 1, lines, logsPid);
     watch = watchLatency(pacedPath);
     journal = watchJournalLatency(paced);
@@ -270,7 +294,12 @@ async function main(): Promise<void> {
     printTable('write → file latency, p50 / p99 (floor: the same entries reaching journalctl -f)', [
       [`a line every 20 ms, idle (${idleLatency.length} lines)`, `${p(idleLatency)} vs floor ${p(idleFloor)} (target p99 < 250 ms)`],
       [`under the ten-container load (${loadLatency.length} lines)`, `${p(loadLatency)} vs floor ${p(loadFloor)}`],
-      [`a new container's first line (${first.file.length} containers started one at a time)`, `${p(first.file)} vs floor ${p(first.floor)}`],
+      [`a new container's first line (${first.file.length} containers started one at a time)`, `${p(first.file)} vs floor ${p(first.floor)} (target p99 ≤ 50 ms)`],
+      [`the same with ten containers writing 100 lines/s each (${loadedFirst.file.length} containers)`, `${p(loadedFirst.file)} vs floor ${p(loadedFirst.floor)} (target p99 ≤ 50 ms)`],
+    ]);
+    printTable("logs-svc's CPU while new containers start (% of one core)", [
+      ['a container started every ~1.5 s, nothing else writing', `${firstCpuPercent.toFixed(1)} %`],
+      ['the same beside ten containers writing 100 lines/s each', `${loadedFirst.cpuPercent.toFixed(1)} %`],
     ]);
     printTable('logs-svc RSS', [
       ['idle', mib(rssIdle)],
