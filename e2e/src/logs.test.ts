@@ -154,6 +154,28 @@ test('a container made while logs-svc is down, and listed only after a new logs-
   assert.equal(assertConsecutive((await logOf(exited.log_path)).stdout.toString(), `container ${id}`), 5000);
 });
 
+test('a container created, run and exited while logs-svc is down keeps every line; its exit waits for logs-svc', async () => {
+  const supervisor = Number.parseInt(await readFile(join(h.skiff.runDir, 'skiff.pid'), 'utf8'), 10);
+  const logsPid = await h.skiff.servicePid('logs-svc');
+  assert.ok(logsPid, 'logs-svc runs');
+  let id = '';
+  process.kill(supervisor, 'SIGSTOP');
+  try {
+    process.kill(logsPid, 'SIGKILL');
+    await until('logs-svc to exit', 10_000, async () => hasExited(logsPid) || undefined);
+    id = await h.runContainer(pod, 'while-down', { command: ['sh', '-c', 'seq 0 4999; exec sleep 2'] });
+    const { info } = await callUnary(h.runtime, 'ContainerStatus', { container_id: id, verbose: true }, { timeoutMs: 10_000 });
+    const { pid } = JSON.parse(info['info']!) as { pid: number };
+    await until('the container to exit', 30_000, async () => hasExited(pid) || undefined);
+    assert.notEqual((await h.containerStatus(id)).state, 'CONTAINER_EXITED', 'no exit is reported while logs-svc cannot flush');
+  } finally {
+    process.kill(supervisor, 'SIGCONT');
+  }
+  await h.skiff.waitForNewPid('logs-svc', logsPid);
+  const exited = await h.waitForExit(id, 60_000);
+  assert.equal(assertConsecutive((await logOf(exited.log_path)).stdout.toString(), `container ${id}`), 5000);
+});
+
 test('a container logs-svc stopped following before it started: its exit waits until logs-svc has read its output back from the journal', async () => {
   const id = await h.createContainer(pod, 'unfollowed', { command: ['seq', '0', '4999'] });
   // As if logs-svc had lost the container: it follows it no more, and its saved cursor moves past its lines.
