@@ -62,7 +62,7 @@ describe('skiff reload', () => {
     await writeFile(join(skiff.dir, 'registries.conf'), ['[[registry]]', `location = "${deadHost}"`, '[[registry.mirror]]', `location = "${registry.host}"`].join('\n'));
     const logged = skiff.output().length;
     await reload();
-    await untilLogged(/configuration reloaded/, logged);
+    await untilLogged(/"service":"image-svc".*"configuration reloaded"/, logged);
     await callUnary(images, 'PullImage', { image: { image: reference } }, { timeoutMs: 60_000 });
     assert.equal(await skiff.servicePid('image-svc'), pid, 'no restart');
   });
@@ -72,7 +72,7 @@ describe('skiff reload', () => {
     await writeFile(join(skiff.dir, 'registries.conf'), '[[registry]\nlocation = ');
     const logged = skiff.output().length;
     await reload();
-    await untilLogged(/configuration not reloaded/, logged);
+    await untilLogged(/"service":"image-svc".*"configuration not reloaded/, logged);
     await callUnary(images, 'RemoveImage', { image: { image: reference } }, { timeoutMs: 60_000 });
     await callUnary(images, 'PullImage', { image: { image: reference } }, { timeoutMs: 60_000 });
     assert.equal(await skiff.servicePid('image-svc'), pid, 'no restart');
