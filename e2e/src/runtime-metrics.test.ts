@@ -5,7 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { callUnary, type cri } from '@skiff/proto';
+import { eventually } from './lib/stream-client.js';
 import { gvisorCannot, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
 
 let h: RuntimeHarness;
@@ -28,10 +30,25 @@ before(async () => {
   const traffic = UNDER_GVISOR ? `for i in $(seq 30); do nc -w 1 ${gateway} 9 </dev/null; done` : `ping -c 30 -i 0.1 ${gateway}`;
   // It stays: a pod whose only live container is `busy` would give a gVisor container the pod
   // cgroup's figures (runtime-gvisor's metrics test), not the ones this test expects.
-  await h.runContainer(pod, 'traffic', { command: ['sh', '-c', `${traffic}; sleep 3600`] });
-  // Long enough for a second of CPU at half a core, and for the packets.
-  await new Promise((r) => setTimeout(r, 3500));
+  const traffic1 = await h.runContainer(pod, 'traffic', { command: ['sh', '-c', `${traffic} >/dev/null 2>&1; echo traffic-done; sleep 3600`] });
+  // Until the packets have gone and the busy container has had a second of CPU (3.5 s at half a
+  // core on a quiet node, longer on a busy one).
+  const trafficLog = (await h.containerStatus(traffic1)).log_path;
+  await eventually('the traffic to the gateway to end', async () => readFileSync(trafficLog, 'utf8').includes('traffic-done'), 120_000);
+  await eventually(
+    'a second of CPU for the busy container',
+    async () => Number((await callUnary(h.runtime, 'ContainerStats', { container_id: busy })).stats?.cpu?.usage_core_nano_seconds?.value) >= 1.1e9,
+    120_000,
+  );
+  // A busy node may give it less than its half core for a while: until its quota has held it back once.
+  if (!UNDER_GVISOR) await eventually('the busy container to be throttled', async () => (await throttledPeriods()) > 0, 120_000);
 });
+
+async function throttledPeriods(): Promise<number> {
+  const { pod_metrics } = await callUnary(h.runtime, 'ListPodSandboxMetrics', {}, { timeoutMs: 30_000 });
+  const metrics = pod_metrics.find((p) => p.pod_sandbox_id === pod.id)?.container_metrics.find((c) => c.container_id === busy)?.metrics ?? [];
+  return Number(metrics.find((m) => m.name === 'container_cpu_cfs_throttled_periods_total')?.value?.value ?? 0);
+}
 
 after(async () => {
   await h?.stop();
