@@ -44,7 +44,7 @@ import { startSkiff } from '../lib/skiff-instance.js';
 import { removeDir } from '../lib/tmp.js';
 import { cgroupMounts, createCgroup, moveProcess, ownCgroups, processesIn, removeCgroupTree } from './node-cgroups.js';
 import { runSuiteProcess } from './suite-process.js';
-import { selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
+import { selectedSpecContainers, selectedSpecNames, suiteFigures, summaryLine, type SuiteFigures } from './suite-report.js';
 import { skipPattern, unrunnableReason, UNRUNNABLE_SPECS } from './unrunnable-specs.js';
 import { exactNamesPattern, parseShard, shardOf, type Shard } from './shards.js';
 
@@ -152,7 +152,8 @@ async function nodeProcessesGone(nodeCgroup: string, own: Map<string, string>): 
 }
 
 /** The specs the filters select, by a dry run of the suite: the unrunnable ones among them are counted as skipped. */
-async function selectedSpecs(options: Options): Promise<string[]> {
+/** The names of the specs the options select, and each one's container. */
+async function selectedSpecs(options: Options): Promise<{ names: string[]; containers: Map<string, string> }> {
   const dir = join(options.reportDir, 'selection');
   await mkdir(dir, { recursive: true });
   const report = join(dir, 'report.json');
@@ -160,7 +161,8 @@ async function selectedSpecs(options: Options): Promise<string[]> {
   if (options.focus !== undefined) args.push(`--ginkgo.focus=${options.focus}`);
   if (options.skip !== undefined) args.push(`--ginkgo.skip=${options.skip}`);
   await run(join(options.kubeBin, 'e2e_node.test'), args, { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
-  return selectedSpecNames(await readFile(report, 'utf8'));
+  const json = await readFile(report, 'utf8');
+  return { names: selectedSpecNames(json), containers: selectedSpecContainers(json) };
 }
 
 async function outside(options: Options): Promise<number> {
@@ -173,9 +175,10 @@ async function outside(options: Options): Promise<number> {
   for (const spec of CONFORMANCE_IMAGES) await getConformanceImage(spec.name, sources(options));
 
   await mkdir(options.reportDir, { recursive: true });
-  let selected = await selectedSpecs(options);
+  const selection = await selectedSpecs(options);
+  let selected = selection.names;
   if (options.shard) {
-    selected = shardOf(selected, options.shard);
+    selected = shardOf(selected, options.shard, (name) => selection.containers.get(name) ?? name);
     if (selected.length === 0) usage(`shard ${options.shard.index}/${options.shard.count} holds no spec`);
     log(`shard ${options.shard.index} of ${options.shard.count}: ${selected.length} specs`);
     // The dry run applied the focus given; the shard's own names replace it.

@@ -9,6 +9,13 @@ test('the shards deal out every spec once, whatever order the names come in', ()
   assert.deepEqual(shardOf([...names].reverse(), { index: 2, count: 3 }), ['b', 'e']);
 });
 
+test("a container's specs stay in one shard, the containers dealt out in turn", () => {
+  const containerOf = (name: string): string => name.split(' ')[0]!;
+  const names = ['ordered it-2', 'other x', 'ordered it-1', 'third y', 'other z'];
+  const shards = [1, 2].map((index) => shardOf(names, { index, count: 2 }, containerOf));
+  assert.deepEqual(shards, [['ordered it-1', 'ordered it-2', 'third y'], ['other x', 'other z']]);
+});
+
 test('K/N is checked', () => {
   assert.deepEqual(parseShard('2/5'), { index: 2, count: 5 });
   for (const bad of ['0/3', '4/3', '1/0', '1', 'a/b', '1/2/3']) assert.throws(() => parseShard(bad), /--shard takes K\/N/);

@@ -1,10 +1,12 @@
 /**
- * A part of the suite: the selected specs, sorted by name, dealt out in turn to N shards. Each shard
- * runs on its own (one spec at a time, as the whole suite does), so that the suite can be run in
- * parts whose figures add up to the whole's.
+ * A part of the suite: the selected specs, sorted by name, dealt out in turn to N shards, the specs
+ * of one container together (an Ordered container's later specs check what its first one ran, and
+ * fail at once without it). Each shard runs on its own, so that the suite can be run in parts whose
+ * figures add up to the whole's.
  *
  *   parseShard("K/N"): { index, count }
- *   shardOf(names, shard): string[]        the names of shard K
+ *   shardOf(names, shard, containerOf?): string[]   the names of shard K; containerOf groups them
+ *                                                   (each name alone without it)
  *   exactNamesPattern(names): string       a Go regular expression matching exactly these spec texts
  */
 
@@ -24,8 +26,15 @@ export function parseShard(text: string): Shard {
   return { index, count };
 }
 
-export function shardOf(names: readonly string[], shard: Shard): string[] {
-  return [...names].sort().filter((_, i) => i % shard.count === shard.index - 1);
+export function shardOf(names: readonly string[], shard: Shard, containerOf: (name: string) => string = (name) => name): string[] {
+  const groups = new Map<string, string[]>();
+  for (const name of [...names].sort()) {
+    const key = containerOf(name);
+    const group = groups.get(key);
+    if (group) group.push(name);
+    else groups.set(key, [name]);
+  }
+  return [...groups.values()].filter((_, i) => i % shard.count === shard.index - 1).flat();
 }
 
 /**

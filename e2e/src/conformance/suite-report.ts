@@ -54,6 +54,18 @@ export function selectedSpecNames(dryRunReportJson: string): string[] {
     .map(specName);
 }
 
+/**
+ * Each selected spec's container (its texts but the last): the specs of an Ordered container share
+ * its state (an early spec runs the pod the later ones check), so they must run together.
+ */
+export function selectedSpecContainers(dryRunReportJson: string): Map<string, string> {
+  const containers = new Map<string, string>();
+  for (const spec of specReports(dryRunReportJson)) {
+    if (spec.LeafNodeType === 'It' && spec.State === 'passed') containers.set(specName(spec), (spec.ContainerHierarchyTexts ?? []).join(' '));
+  }
+  return containers;
+}
+
 export function suiteFigures(reportJson: string): SuiteFigures {
   const figures: SuiteFigures = { passed: 0, failed: 0, skipped: 0, failures: [], skips: [] };
   for (const spec of specReports(reportJson)) {
