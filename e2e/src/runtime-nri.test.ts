@@ -16,7 +16,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -261,6 +261,8 @@ describe('NRI', () => {
     try {
       await rejectsWithCode(h.createContainer(pod, 'bad-1'), status.FAILED_PRECONDITION, /NRI validator "30-validator" refused .*bad-1.*not allowed on this node/);
       assert.ok(!(await containerNames(pod.id)).includes('bad-1'));
+      // A log file left would make the kubelet number its retry as restart 1.
+      await assert.rejects(access(join(pod.config.log_directory!, 'bad-1.log')), { code: 'ENOENT' }, 'the refused container left no log file');
       await h.createContainer(pod, 'good-1');
     } finally {
       await validator.stop();

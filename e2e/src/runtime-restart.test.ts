@@ -29,6 +29,8 @@ const STEPS: Record<OpKind, { op: string; steps: string[] }> = {
   },
 };
 const OPS: readonly OpKind[] = ['create', 'start', 'stop', 'run-pod'];
+/** StartContainer's steps from the launch on: a start killed at one of them is finished by the next runtime-svc. */
+const LAUNCH_STEPS = ['conmon + runc create', 'runc start', 'record'];
 /** The kill points, the calls' steps taken round-robin over the kinds of call. */
 const PLAN: { kind: OpKind; step: string }[] = [];
 for (let at = 0; PLAN.length < OPS.reduce((n, kind) => n + STEPS[kind].steps.length, 0); at++) {
@@ -202,8 +204,18 @@ describe('runtime-svc killed in the middle of calls', () => {
       assert.equal(result.ok, false, `iteration ${i}: ${kind} answered although runtime-svc was killed at "${killPoint}"`);
       interrupted++;
       await restartAfterKill(pid, (i + 1) % KILLS_PER_SUPERVISOR === 0);
-      // A start cut short may or may not have happened; what the runtime now says must be true (checked below).
-      if (kind === 'start' && startingId && (await h.containerStatus(startingId)).state === 'CONTAINER_RUNNING') running.add(startingId);
+      if (kind === 'start' && startingId) {
+        const state = (await h.containerStatus(startingId)).state;
+        // Once the launch has begun, the restarted runtime-svc finishes the start.
+        if (LAUNCH_STEPS.includes(step)) assert.equal(state, 'CONTAINER_RUNNING', `iteration ${i}: a StartContainer killed at "${step}" was finished after the restart`);
+        if (state === 'CONTAINER_RUNNING') running.add(startingId);
+      }
+      if (kind === 'create') {
+        // A create cut short before its record leaves no log file, which the kubelet would count as an attempt.
+        const made = (await listContainers({ label_selector: labels })).length > 0;
+        const logFile = join(pod.config.log_directory!, `c-${i}.log`);
+        if (!made) assert.equal(await exists(logFile), false, `iteration ${i}: a CreateContainer killed at "${step}" left its log file ${logFile}`);
+      }
 
       if (process.env['SKIFF_E2E_VERBOSE']) t.diagnostic(`${i} ${kind} killed at "${step}"`);
       // After every restart, everything that was running still is.
@@ -331,7 +343,7 @@ describe('runtime-svc killed between CreateContainer and StartContainer, and ins
     for (const id of [pod.id, later]) await eventuallyTrue(async () => (await leftoversOf(id)).length === 0, `nothing of ${id} is left`);
   });
 
-  test('a StartContainer cut short inside `runc create`: undone at the restart, the container exited with StartError, then removable', async () => {
+  test('a StartContainer cut short inside `runc create`: finished by the restarted runtime-svc, the container running, then removable', async () => {
     const pod = await h.runPod({}, 'held');
     const id = await h.createContainer(pod, 'cut-short');
     const heldRoot = join(h.skiff.runDir, 'runtimes', 'held');
@@ -353,9 +365,37 @@ describe('runtime-svc killed between CreateContainer and StartContainer, and ins
     await waitUntilRuntimeServiceAnswers(h.skiff.runtimeSocket, 60_000);
 
     const after = await h.containerStatus(id);
-    assert.deepEqual([after.state, after.reason], ['CONTAINER_EXITED', 'StartError']);
-    assert.deepEqual(await processesNaming(id, 'conmon'), [], 'no monitor is left');
-    assert.equal(await runcStatus(id, heldRoot), undefined, 'runc has no container left');
+    assert.equal(after.state, 'CONTAINER_RUNNING');
+    assert.equal(await runcStatus(id, heldRoot), 'running');
+    assert.equal((await processesNaming(id, 'conmon')).length, 1, 'one monitor: the first launch was undone');
+    assert.deepEqual(await h.exec(id, ['echo', 'inside']), { code: 0, stdout: 'inside\n', stderr: '' });
+    assert.match(h.skiff.output(), new RegExp(`"container":"${id}"[^\n]*recovery: finished a StartContainer`));
+    await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
+    for (const gone of [pod.id, id]) await eventuallyTrue(async () => (await leftoversOf(gone)).length === 0, `nothing of ${gone} is left`);
+  });
+
+  test('a StartContainer whose client went away inside `runc create` goes on, and ContainerStatus tells the container running only once it is', async () => {
+    const pod = await h.runPod({}, 'held');
+    const id = await h.createContainer(pod, 'client-gone');
+    await writeFile(HOLD_FILE, '');
+    let status: Promise<cri.ContainerStatus__Output> | undefined;
+    try {
+      const client = new AbortController();
+      const start = callUnary(h.runtime, 'StartContainer', { container_id: id }, { timeoutMs: 60_000, signal: client.signal }).then(
+        () => 'answered',
+        () => 'cancelled',
+      );
+      await eventuallyTrue(async () => (await processesNaming(id, 'create')).length > 0, '`runc create` runs');
+      // As a kubelet killed in the middle of its call: the call ends, the start goes on.
+      client.abort();
+      assert.equal(await start, 'cancelled');
+      status = h.containerStatus(id);
+      const early = await Promise.race([status.then((s) => s.state), sleep(1000).then(() => 'no answer yet')]);
+      assert.equal(early, 'no answer yet', 'ContainerStatus waits for the launch under way instead of telling it created');
+    } finally {
+      await rm(HOLD_FILE, { force: true });
+    }
+    assert.equal((await status).state, 'CONTAINER_RUNNING');
     await callUnary(h.runtime, 'RemovePodSandbox', { pod_sandbox_id: pod.id }, { timeoutMs: 60_000 });
     for (const gone of [pod.id, id]) await eventuallyTrue(async () => (await leftoversOf(gone)).length === 0, `nothing of ${gone} is left`);
   });

@@ -7,6 +7,7 @@ import { CHANNEL_OPTIONS, runtimeServiceDefinition } from '@skiff/proto';
 import { startDaemonMetrics } from '@skiff/common/metrics';
 import { CdiRegistry } from './cdi/cdi-registry.js';
 import { openRuntime } from './daemon/open-runtime.js';
+import { finishInterruptedStarts } from './recovery/finish-starts.js';
 import { RuntimeHandlers } from './daemon/runtime-handlers.js';
 import { inspectRuntimeVersions, warnOfRuntimeVersions } from './daemon/runtime-versions.js';
 import { registerRuntimeMetrics } from './metrics/runtime-metrics.js';
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
   const images = await ImageStore.open(join(config.root, 'images'), { logger: log, writer: false });
   const { ctx, recovery } = await openRuntime({ config, log, images });
   log.info(recovery, 'runtime state recovered');
+  await finishInterruptedStarts(ctx, recovery.startsToFinish);
   const metrics = await startDaemonMetrics('runtime-svc', config.runtime.metrics_address, config.run_dir, log);
   collectGarbageWhenQuiet(log);
   setCallObserver((method, code, seconds) => metrics.observeCall(method, code, seconds));

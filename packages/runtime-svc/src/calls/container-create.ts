@@ -5,7 +5,8 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
-import { forgetContainerLog, retrackContainerLog, trackContainerLog } from '../logs/logs-client.js';
+import { forgetContainerLog, retrackContainerLog, trackContainerLog, type TrackResult } from '../logs/logs-client.js';
+import { noteNewLogFile, removeUnwrittenLogFile } from '../container/new-log-file.js';
 import type { RuntimeContext } from '../daemon/context.js';
 import { listHostDevices, resolveHostDevice, type ResolvedDevice } from '../oci/devices.js';
 import { buildSpec, type ContainerSpecInput } from '../oci/spec-builder.js';
@@ -185,10 +186,15 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     };
     const tracksLog = logPath !== '';
     let leaseOnDisk: Promise<void> | undefined;
-    // The log file and its directories exist from here on, made beside the rest of the work by
-    // logs-svc (or, when it is down, here), never through a symbolic link.
-    const logTracked = tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined;
+    let logTracked: Promise<TrackResult> | undefined;
+    let newLogFile = false;
     try {
+      // First the directory, where a create cut short notes the log file it is about to make.
+      await fs.mkdir(paths.dir, { mode: 0o700 });
+      newLogFile = tracksLog && (await noteNewLogFile(paths.newLogFile, logPath));
+      // The log file and its directories exist from here on, made beside the rest of the work by
+      // logs-svc (or, when it is down, here), never through a symbolic link.
+      logTracked = tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined;
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
       await leaseOnDisk;
       // Last: a crash before it leaves a directory without a record, which start-up recovery removes.
@@ -207,6 +213,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
         ctx.log.error({ container: id, err: errorMessage(cleanupErr) }, 'cleanup after a failed CreateContainer failed'),
       );
       if (tracksLog) await forgetContainerLog(ctx, id);
+      if (newLogFile) await removeUnwrittenLogFile(logPath, ctx.log);
       ctx.state.containerNames.release(nameKey, id);
       timer.done('failed');
       throw err;
@@ -215,7 +222,6 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     /** The container's directory, its rootfs and config.json. */
     async function prepareContainer(): Promise<void> {
       const makeDirs = async (): Promise<void> => {
-        await fs.mkdir(paths.dir, { mode: 0o700 });
         if (sandbox.userns) await letPodRootThrough(ctx.config.root, paths.dir, sandbox.userns.gid.hostID);
         await Promise.all([paths.upper, paths.work, paths.rootfs, paths.persist].map((dir) => fs.mkdir(dir, { mode: 0o755 })));
       };

@@ -26,8 +26,17 @@ async function verboseInfo(ctx: RuntimeContext, rec: ContainerRecord): Promise<R
   };
 }
 
+/** Longer than a launch takes on a loaded node; a launch still going after it is told as created. */
+const LAUNCH_WAIT_MS = 10_000;
+
+/**
+ * A container whose launch StartContainer has begun is told as it is once the launch is recorded
+ * (starts-in-flight.ts), not as created meanwhile.
+ */
 export async function containerStatusCall(ctx: RuntimeContext, request: cri.ContainerStatusRequest__Output): Promise<cri.ContainerStatusResponse> {
-  const rec = await currentContainer(ctx, requireContainer(ctx, 'ContainerStatus', request.container_id));
+  const found = requireContainer(ctx, 'ContainerStatus', request.container_id);
+  await ctx.state.starts.settled(found.id, LAUNCH_WAIT_MS);
+  const rec = await currentContainer(ctx, found);
   const response: cri.ContainerStatusResponse = { status: toCriContainerStatus(rec) };
   if (request.verbose) response.info = await verboseInfo(ctx, rec);
   return response;

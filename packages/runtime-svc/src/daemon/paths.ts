@@ -42,6 +42,10 @@ export interface ContainerPaths {
   conmonPidFile: string;
   /** Used only when a container has no CRI log file and no journal to write to. */
   fallbackLog: string;
+  /** The CRI log path, written when CreateContainer is about to make the file: undoing the create removes it. */
+  newLogFile: string;
+  /** An empty file whose presence says StartContainer has begun launching the container: a restarted runtime-svc finishes the start. */
+  starting: string;
 }
 
 /**
@@ -121,6 +125,8 @@ export class RuntimePaths {
       pidFile: `${dir}/pidfile`,
       conmonPidFile: `${dir}/conmon.pid`,
       fallbackLog: `${dir}/output.log`,
+      newLogFile: `${dir}/new-log-file`,
+      starting: `${dir}/starting`,
     };
   }
 }

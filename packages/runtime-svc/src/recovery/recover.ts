@@ -21,6 +21,8 @@ import { letPodRootThrough } from '../state/pod-directory.js';
 import { pauseProcessRunning } from '../sandbox/sandbox-state.js';
 import { ProcessGoneError } from '../mounts/native-helpers.js';
 import { readProcStat } from '../process/processes.js';
+import { notedLogFile, removeUnwrittenLogFile } from '../container/new-log-file.js';
+import { forgetContainerLog } from '../logs/logs-client.js';
 
 export interface RecoveryReport {
   sandboxes: number;
@@ -31,6 +33,8 @@ export interface RecoveryReport {
   tornDown: number;
   /** Things no record accounts for (runc containers, namespaces, CNI attachments, files, cgroups) removed. */
   orphansRemoved: number;
+  /** Containers whose StartContainer was cut short: created again, to be started (finish-starts.ts). */
+  startsToFinish: string[];
   problems: string[];
 }
 
@@ -42,7 +46,7 @@ export interface RecoveryReport {
  * attachments, conmon files and cgroups nothing owns) is removed.
  */
 export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport> {
-  const report: RecoveryReport = { sandboxes: 0, containers: 0, exitedWhileDown: 0, tornDown: 0, orphansRemoved: 0, problems: [] };
+  const report: RecoveryReport = { sandboxes: 0, containers: 0, exitedWhileDown: 0, tornDown: 0, orphansRemoved: 0, startsToFinish: [], problems: [] };
   const attempt = async (what: string, step: () => Promise<void>): Promise<void> => {
     try {
       await step();
@@ -100,7 +104,9 @@ export async function recoverState(ctx: RuntimeContext): Promise<RecoveryReport>
   }
   for (const rec of liveContainers) {
     const before = rec.phase;
-    await attempt(`checking container ${rec.id}`, () => checkContainer(ctx, rec));
+    await attempt(`checking container ${rec.id}`, async () => {
+      if ((await checkContainer(ctx, rec)) === 'start to finish') report.startsToFinish.push(rec.id);
+    });
     await restrictToPodRoot(ctx.paths.container(rec.id).dir, liveSandboxes.get(rec.sandboxId));
     if (before !== 'exited' && rec.phase === 'exited') report.exitedWhileDown++;
     ctx.state.containers.set(rec.id, rec);
@@ -163,14 +169,11 @@ async function podNamespacesMounted(ctx: RuntimeContext, rec: SandboxRecord): Pr
   return files.every((file) => points.has(file));
 }
 
-async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
+async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promise<'start to finish' | undefined> {
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
   await refreshContainer(ctx, rec);
   if (rec.phase !== 'created' && rec.phase !== 'running') return;
-  if (rec.phase === 'created' && rec.pid === undefined) {
-    await checkNotStarted(ctx, rec);
-    return;
-  }
+  if (rec.phase === 'created' && rec.pid === undefined) return checkNotStarted(ctx, rec);
   // The pid may belong to another process by now (after a reboot); runc knows whether it is ours.
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   const state = await handler.runc.stateIfExists(rec.id);
@@ -190,12 +193,12 @@ async function checkContainer(ctx: RuntimeContext, rec: ContainerRecord): Promis
 /**
  * A created container whose record has no process: CreateContainer's, with no StartContainer yet
  * (nothing to do: it can be started, unless a reboot took its rootfs mount, which leaves it exited),
- * or with one the crash cut short. A start that got as far
- * as `runc start` left the container running: it is recorded so. One cut short before conmon ran
- * `runc create` is undone and the container stays created; one cut short after is undone and the
- * container is left exited with reason StartError, as a StartContainer that fails leaves it.
+ * or with one the crash cut short. A start that got as far as `runc start` left the container
+ * running: it is recorded so. One cut short before is undone, and the start is to be finished
+ * (its StartContainer had begun the launch, container-start.ts), else the container is left
+ * exited with reason StartError, as a StartContainer that fails leaves it.
  */
-async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<void> {
+async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promise<'start to finish' | undefined> {
   const paths = ctx.paths.container(rec.id);
   const handler = ctx.handlers.forExisting(rec.runtimeHandler);
   await awaitCreateInFlight(rec.id, handler.runc.root);
@@ -213,12 +216,13 @@ async function checkNotStarted(ctx: RuntimeContext, rec: ContainerRecord): Promi
     }
   }
   if (state || (await pathExists(paths.conmonPidFile)) || (await pathExists(paths.pidFile))) await undoCreateUnderMonitor(ctx, rec);
-  if (!state) {
-    // After a reboot the record outlives its rootfs mount: there is nothing left to start.
-    if ((await mountPoints()).has(paths.rootfs)) return;
+  // After a reboot the record outlives its rootfs mount: there is nothing left to start.
+  if (!(await mountPoints()).has(paths.rootfs)) {
     await saveExited(ctx, rec, UNKNOWN_EXIT_CODE, 'Error', 'its root filesystem was no longer mounted when the runtime started again (the machine restarted?); it was never started');
     return;
   }
+  if (await pathExists(paths.starting)) return 'start to finish';
+  if (!state) return;
   await saveExited(ctx, rec, START_ERROR_EXIT_CODE, 'StartError', 'runtime-svc was restarted while StartContainer ran; the container was not started');
 }
 
@@ -230,6 +234,7 @@ async function saveExited(ctx: RuntimeContext, rec: ContainerRecord, exitCode: n
 
 /** A sandbox or container directory without a readable record: its create never got further than that. */
 async function removeStray(ctx: RuntimeContext, kind: 'sandbox' | 'container', id: string, dir: string): Promise<void> {
+  const newLogFile = kind === 'container' ? await notedLogFile(ctx.paths.container(id).newLogFile) : undefined;
   for (const handler of ctx.handlers.all()) {
     await awaitCreateInFlight(id, handler.runc.root);
     await handler.runc.delete(id, { force: true });
@@ -240,6 +245,10 @@ async function removeStray(ctx: RuntimeContext, kind: 'sandbox' | 'container', i
   await detachMountsUnder(dir);
   await removeMonitorFiles({ id, exitDir: ctx.paths.exitDir, socketDir: ctx.paths.attachDir });
   await fs.rm(dir, { recursive: true, force: true });
+  if (newLogFile) {
+    await forgetContainerLog(ctx, id);
+    await removeUnwrittenLogFile(newLogFile, ctx.log);
+  }
 }
 
 /** CNI DEL of every cached attachment of `containerId` (addresses, port rules), with or without its namespace. */

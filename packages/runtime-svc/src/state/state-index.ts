@@ -2,6 +2,7 @@ import type { PodIdMappings } from '../sandbox/user-namespace.js';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '@skiff/common';
 import { NameReservations } from './name-reservations.js';
+import { StartsInFlight } from './starts-in-flight.js';
 import type { ContainerRecord, SandboxRecord } from './records.js';
 
 /** The identity the kubelet gives a sandbox: one sandbox per name, namespace, uid and attempt. */
@@ -27,6 +28,8 @@ export class StateIndex {
   private readonly usernsCreating = new Map<string, PodIdMappings>();
   /** Container names (name, attempt and the pod's identity), each held by one container. */
   readonly containerNames = new NameReservations('container');
+  /** Containers StartContainer is launching. */
+  readonly starts = new StartsInFlight();
 
   reserveUserns(id: string, userns: PodIdMappings): void {
     this.usernsCreating.set(id, userns);
