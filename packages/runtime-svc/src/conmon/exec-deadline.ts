@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { readPidFile } from '@skiff/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readArgv, readProcStat } from '../process/processes.js';
@@ -13,9 +13,6 @@ const PID_POLL_MS = 10;
  */
 export const EXEC_START_ALLOWANCE_MS = 1_500;
 
-/** USER_HZ, the unit of a process's start time in /proc/<pid>/stat (100 on every Linux port). */
-const MS_PER_TICK = 10;
-
 export interface ExecDeadline {
   /** Whether the deadline passed and the command was (or is being) killed. */
   readonly expired: boolean;
@@ -27,9 +24,11 @@ export interface ExecDeadline {
 
 /**
  * Kills an exec'd command when its timeout has passed since the command started, to the
- * millisecond: conmon's and `runc exec`'s start-up, slow on a busy node, does not count against a
- * probe's timeout (up to EXEC_START_ALLOWANCE_MS of it). The start is the process's own start time
- * from /proc, so a late look at the pid file does not lengthen the timeout. conmon's own
+ * millisecond: conmon's and `runc exec`'s start-up (runc's init joining the container's namespaces
+ * included), slow on a busy node, does not count against a probe's timeout (up to
+ * EXEC_START_ALLOWANCE_MS of it), as containerd starts its clock once the process has started. The
+ * start is when runc wrote the pid file, which it does once the command runs, so a late look at
+ * the file does not lengthen the timeout. conmon's own
  * `--timeout` rounds to glib's whole-second ticks and can fire a quarter of a second early,
  * so it is only the backstop for when this daemon is gone.
  *
@@ -96,20 +95,17 @@ export function armExecDeadline(
   };
 }
 
-/** How long ago the command in the pid file started, once runc has written it; undefined if `gaveUp` first. */
+/**
+ * How long ago runc started the command, once it has written the pid file (atomically, after the
+ * start): the file's age. Undefined if `gaveUp` first.
+ */
 async function commandAgeMs(pidFile: string, gaveUp: () => boolean): Promise<number | undefined> {
   while (!gaveUp()) {
-    const pid = await readPidFile(pidFile);
-    const stat = pid === undefined ? undefined : readProcStat(pid);
-    if (stat) return Math.max(0, uptimeMs() - stat.startTime * MS_PER_TICK);
+    const written = await fs.stat(pidFile).catch(() => undefined);
+    if (written && (await readPidFile(pidFile)) !== undefined) return Math.max(0, Date.now() - written.mtimeMs);
     await sleep(PID_POLL_MS);
   }
   return undefined;
-}
-
-/** The time since boot, the clock of a process's start time. */
-function uptimeMs(): number {
-  return Math.round(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000);
 }
 
 /** Whether `pid` is the conmon running the exec whose process spec is `processSpec`. */
