@@ -69,6 +69,18 @@ async function cancelOnceStarted(dir: string, send: (signal: AbortSignal) => Pro
   return made;
 }
 
+/**
+ * Sends a call with a deadline that passes while it runs (the kubelet's own timeout); resolves to
+ * the directory the call made in `dir`.
+ */
+async function deadlinePassesOnceStarted(dir: string, send: (timeoutMs: number) => Promise<unknown>): Promise<string> {
+  const madeDir = nextEntryIn(dir);
+  const call = send(5000);
+  const made = await madeDir;
+  await rejectsWithCode(call, status.DEADLINE_EXCEEDED);
+  return made;
+}
+
 /** Runs `work` with logs-svc stopped: a CreateContainer waits there for its answer, half made. */
 async function withLogsServiceStopped<T>(work: (resume: () => void) => Promise<T>): Promise<T> {
   const pid = await h.skiff.servicePid('logs-svc');
@@ -153,13 +165,13 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
     await removePod(again.pod_sandbox_id);
   });
 
-  test('CreateContainer cancelled half-way and sent again at once: the same container, which starts and runs', async () => {
+  test('CreateContainer past its deadline half-way and sent again at once: the same container, which starts and runs', async () => {
     const pod = await h.runPod();
     try {
       const request = { pod_sandbox_id: pod.id, config: h.containerConfig('retried'), sandbox_config: pod.config };
       const known = await entriesOf(containersDir());
       const { made, retry } = await withLogsServiceStopped(async (resume) => {
-        const made = await cancelOnceStarted(containersDir(), (signal) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal }));
+        const made = await deadlinePassesOnceStarted(containersDir(), (timeoutMs) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs }));
         // The retry arrives while the first call still waits for logs-svc.
         const retried = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000 });
         resume();
@@ -180,11 +192,11 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
     }
   });
 
-  test('CreateContainer cancelled, sent again once the container is there: that container', async () => {
+  test('CreateContainer past its deadline, sent again once the container is there: that container', async () => {
     const pod = await h.runPod();
     try {
       const request = { pod_sandbox_id: pod.id, config: h.containerConfig('late-retry'), sandbox_config: pod.config };
-      await withLogsServiceStopped(() => cancelOnceStarted(containersDir(), (signal) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal })));
+      await withLogsServiceStopped(() => deadlinePassesOnceStarted(containersDir(), (timeoutMs) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs })));
       const [made] = await eventually('the cancelled call finishing its container', async () => {
         const found = await containersNamed(pod, 'late-retry');
         return found.length > 0 ? found : undefined;
@@ -192,6 +204,23 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
       const retry = await callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000 });
       assert.equal(retry.container_id, made!.id);
       assert.equal((await containersNamed(pod, 'late-retry')).length, 1);
+    } finally {
+      await removePod(pod.id);
+    }
+  });
+
+  test('CreateContainer whose client went away before its deadline (a kubelet killed): undone with its log file; the same request makes a new one', async () => {
+    const pod = await h.runPod();
+    try {
+      const request = { pod_sandbox_id: pod.id, config: h.containerConfig('client-left'), sandbox_config: pod.config };
+      const made = await withLogsServiceStopped(() => cancelOnceStarted(containersDir(), (signal) => callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal })));
+      await eventually('the container the cancelled call made to be undone', async () => ((await entriesOf(containersDir())).has(made) ? undefined : true));
+      assert.deepEqual(await containersNamed(pod, 'client-left'), []);
+      // A kubelet started again numbers the next attempt after the log files it finds.
+      assert.equal((await entriesOf(pod.config.log_directory!)).has('client-left.log'), false, 'no log file is left');
+      const again = await callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000 });
+      assert.notEqual(again.container_id, made);
+      await assertNothingLeftOf([made]);
     } finally {
       await removePod(pod.id);
     }

@@ -21,7 +21,34 @@ function observe(method: string, code: status, started: bigint): void {
   observer?.(method, status[code] ?? String(code), Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** Wraps a promise-returning call implementation: a cancelled call aborts its signal, every error gets its gRPC status. */
+/**
+ * Why a call's signal was aborted (its `reason`): the client's deadline passed, and a client such
+ * as the kubelet sends the call again; or the client cancelled or went away (its connection
+ * closed: a kubelet killed), and nothing will ask for the call's result.
+ */
+export class ClientGone extends Error {
+  constructor(readonly deadlinePassed: boolean) {
+    super(deadlinePassed ? "the call's deadline passed" : 'the client cancelled the call or went away');
+  }
+}
+
+/** Whether the client behind `signal` cancelled or went away before its deadline: it will not retry. */
+export function clientLeft(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason instanceof ClientGone && !signal.reason.deadlinePassed;
+}
+
+/**
+ * A cancellation this close to the deadline is the deadline's: the client's own timer may fire
+ * before the server's, which starts when the call's headers have been read.
+ */
+const DEADLINE_SLACK_MS = 1000;
+
+function deadlinePassed(deadline: Date | number): boolean {
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(at) && Date.now() >= at - DEADLINE_SLACK_MS;
+}
+
+/** Wraps a promise-returning call implementation: a cancelled call aborts its signal (with a ClientGone), every error gets its gRPC status. */
 export function unaryCall<Req, Res>(
   log: Logger,
   method: string,
@@ -33,7 +60,7 @@ export function unaryCall<Req, Res>(
     let answered = false;
     // grpc-js reports every call's stream close as a cancellation, after the answer too:
     // aborting then would only build an AbortError nobody reads.
-    call.once('cancelled', () => answered || abort.abort());
+    call.once('cancelled', () => answered || abort.abort(new ClientGone(deadlinePassed(call.getDeadline()))));
     const started = process.hrtime.bigint();
     Promise.resolve()
       .then(() => implementation(call.request, abort.signal))

@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { StatusError, errorMessage } from '@skiff/common';
+import { StatusError, clientLeft, errorMessage } from '@skiff/common';
 import type { ImageRecord } from '@skiff/image-store';
 import type { cri } from '@skiff/proto';
 import { forgetContainerLog, retrackContainerLog, trackContainerLog, type TrackResult } from '../logs/logs-client.js';
@@ -112,8 +112,9 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
  * `runc create` + `runc start`, as containerd does. A failure removes whatever had been made; a
  * crash before the record leaves a directory without one, which start-up recovery removes.
  * A client that went away (`signal`) before the name is reserved stops the call with nothing
- * made; after that the container is finished and an identical request gets it, as for
- * RunPodSandbox.
+ * made; after that, if its deadline passed, the container is finished and an identical request
+ * (the kubelet's retry) gets it, as for RunPodSandbox; if it cancelled or went away before its
+ * deadline, what was made is undone once the container is otherwise ready.
  */
 export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output, signal?: AbortSignal): Promise<cri.CreateContainerResponse> {
   const { config, name, image: imageRef } = validateRequest(request);
@@ -146,7 +147,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
     const id = newId();
     const nameKey = containerNameKey({ name, attempt: config.metadata?.attempt ?? 0 }, sandbox.metadata);
     // The last point where a client that went away stops the call with nothing made; from here
-    // on the container is finished and kept for the kubelet's identical retry.
+    // on the container is finished, and kept for the kubelet's identical retry if its deadline passed.
     const holder = await reserveName(ctx.state.containerNames, { key: nameKey, id, request: requestFingerprint({ pod_sandbox_id: sandbox.id, config }), signal, call: 'CreateContainer' });
     if (holder !== id) {
       timer.done('made by an earlier identical request');
@@ -197,6 +198,10 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       logTracked = tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined;
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
       await leaseOnDisk;
+      // A client gone before its deadline (a kubelet killed) does not send the call again, and a
+      // kubelet started again would take the container for an attempt that never started and
+      // make the next one, as restart 1: undone instead.
+      if (clientLeft(signal)) throw new StatusError(status.CANCELLED, `CreateContainer ${name}: the client went away before its deadline; what was made is undone`);
       // Last: a crash before it leaves a directory without a record, which start-up recovery removes.
       await ctx.records.saveContainer(rec);
       timer.mark('record');
