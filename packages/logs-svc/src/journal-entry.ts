@@ -25,6 +25,9 @@ export type JournalEvent =
   | { kind: 'untrusted'; cursor: string; containerId: string; sender: string }
   | { kind: 'other'; cursor: string };
 
+/** A container's output line, as the follower and a read-back both take it. */
+export type OutputEvent = Extract<JournalEvent, { kind: 'output' }>;
+
 /** The journald-set fields naming an entry's sender. */
 export const SENDER_FIELDS = ['_UID', '_PID', '_COMM', '_EXE', '_TRANSPORT'] as const;
 

@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
 import { ExportParser } from './journal-export.js';
-import { classifyEntry, type JournalEvent, type TrustedSender } from './journal-entry.js';
+import { classifyEntry, type OutputEvent, type TrustedSender } from './journal-entry.js';
 import { entryAtOrBefore, type JournalPosition } from './journal-position.js';
 import { OUTPUT_FIELDS } from './journal-reader.js';
-
-export type OutputEvent = Extract<JournalEvent, { kind: 'output' }>;
 
 export interface ReadBackOptions {
   journalctl: string;
