@@ -8,13 +8,18 @@ import { isProcessAlive, pollUntil } from '@skiff/common/core';
 import { SUPERVISOR_SCRIPT } from './paths.js';
 
 /** bin/skiff-supervisor on a plan of its own (one service running `script`, with `environment` added), as `skiff up --plan` would print it. */
-async function superviseOne(dir: string, script: string, environment: readonly string[] = []): Promise<{ child: ReturnType<typeof spawn>; lines: string[]; pidFile: string; exited: Promise<number | null> }> {
+async function superviseOne(
+  dir: string,
+  script: string,
+  environment: readonly string[] = [],
+  supervisorEnvironment: Record<string, string> = {},
+): Promise<{ child: ReturnType<typeof spawn>; lines: string[]; pidFile: string; exited: Promise<number | null> }> {
   const entry = join(dir, 'service.mjs');
   await writeFile(entry, script);
   const pidFile = join(dir, 'service.pid');
   const plan = join(dir, 'plan');
   await writeFile(plan, ['level\t30', `pidfile\t${join(dir, 'skiff.pid')}`, `fifo\t${join(dir, 'supervisor.stdin')}`, ...environment.map((e) => `env\tsvc\t${e}`), ['service', 'svc', pidFile, process.execPath, entry].join('\t'), ''].join('\n'));
-  const child = spawn(SUPERVISOR_SCRIPT, [], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SKIFF_SUPERVISOR_PLAN: plan } });
+  const child = spawn(SUPERVISOR_SCRIPT, [], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...supervisorEnvironment, SKIFF_SUPERVISOR_PLAN: plan } });
   const lines: string[] = [];
   let rest = '';
   child.stdout!.on('data', (chunk: Buffer) => {
@@ -103,4 +108,21 @@ test('with nobody reading its output, SIGTERM still stops the services and remov
   assert.equal(await exited, 0);
   assert.ok(!isProcessAlive(pid));
   await assert.rejects(readFile(pidFile), 'the pid file is removed');
+});
+
+test('a SIGTERM that comes after the main loop looked at it and before its wait began still stops the supervisor, within seconds', async (t) => {
+  const dir = await tempDir(t);
+  const { child, lines, pidFile, exited } = await superviseOne(dir, "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1e9);\n", [], { SKIFF_SUPERVISOR_TEST_GAP_S: '1' });
+  await pollUntil(async () => (lines.some((l) => l.includes('"msg":"skiff is up"')) ? true : undefined), 30_000, 5);
+  // Inside the gap: its trap runs once the gap is over, right before the wait.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  child.kill('SIGTERM');
+  const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+  if (ended === 'still running') {
+    // The service keeps the test's pipe open: it goes too.
+    const service = Number(await readFile(pidFile, 'utf8').catch(() => ''));
+    child.kill('SIGKILL');
+    if (service > 0) process.kill(service, 'SIGKILL');
+  }
+  assert.equal(ended, 0, 'the supervisor stopped at SIGTERM');
 });
