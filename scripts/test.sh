@@ -31,12 +31,6 @@ echo "== end-to-end tests"
 cd e2e
 SKIFF_TESTS_RUN_MINUTES=60 node ../scripts/node-tests.mjs dist --test-concurrency=1
 
-# The chaos soak's short run (e2e README, "The chaos soak"): pods in waves through a one-node
-# Kubernetes while Skiff's daemons and the kubelet are SIGKILLed; any lost or duplicated line,
-# spurious restart or leftover fails it.
-echo "== chaos soak"
-bash ../scripts/soak.sh --minutes 5 --wave-size 10 --lines-per-second 20
-
 # The runtime tests again with every pod under gVisor, but for the files whose pods all name their
 # handler (runtime-gvisor's are runsc's; runtime-pod-namespaces', runtime-userns-host-access's and
 # runtime-pauseless's are runc's, host namespaces, user namespaces and pods without a pause being
