@@ -151,8 +151,10 @@ async function nodeProcessesGone(nodeCgroup: string, own: Map<string, string>): 
   while (Date.now() < deadline && (await processesIn(nodeCgroup, own)) > 0) await new Promise((r) => setTimeout(r, 200));
 }
 
-/** The specs the filters select, by a dry run of the suite: the unrunnable ones among them are counted as skipped. */
-/** The names of the specs the options select, and each one's container. */
+/**
+ * The specs the filters select, by a dry run of the suite (the unrunnable ones among them are
+ * counted as skipped): their names, and each one's container.
+ */
 async function selectedSpecs(options: Options): Promise<{ names: string[]; containers: Map<string, string> }> {
   const dir = join(options.reportDir, 'selection');
   await mkdir(dir, { recursive: true });

@@ -48,10 +48,12 @@ function specReports(reportJson: string): RawSpecReport[] {
 }
 
 /** A dry run reports every spec it would run as passed, and the others as skipped. */
+function selectedSpecReports(dryRunReportJson: string): RawSpecReport[] {
+  return specReports(dryRunReportJson).filter((spec) => spec.LeafNodeType === 'It' && spec.State === 'passed');
+}
+
 export function selectedSpecNames(dryRunReportJson: string): string[] {
-  return specReports(dryRunReportJson)
-    .filter((spec) => spec.LeafNodeType === 'It' && spec.State === 'passed')
-    .map(specName);
+  return selectedSpecReports(dryRunReportJson).map(specName);
 }
 
 /**
@@ -59,11 +61,7 @@ export function selectedSpecNames(dryRunReportJson: string): string[] {
  * its state (an early spec runs the pod the later ones check), so they must run together.
  */
 export function selectedSpecContainers(dryRunReportJson: string): Map<string, string> {
-  const containers = new Map<string, string>();
-  for (const spec of specReports(dryRunReportJson)) {
-    if (spec.LeafNodeType === 'It' && spec.State === 'passed') containers.set(specName(spec), (spec.ContainerHierarchyTexts ?? []).join(' '));
-  }
-  return containers;
+  return new Map(selectedSpecReports(dryRunReportJson).map((spec) => [specName(spec), (spec.ContainerHierarchyTexts ?? []).join(' ')]));
 }
 
 export function suiteFigures(reportJson: string): SuiteFigures {
