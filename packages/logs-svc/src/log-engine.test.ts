@@ -183,6 +183,30 @@ test('a flush waits for the barrier logs-svc sent itself: a copy from another pr
   }
 });
 
+test('a barrier sender slower than the timeout: the flush fails with BarrierTimeout, and nothing rejects unawaited', async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const unawaited: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unawaited.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  t.after(() => process.off('unhandledRejection', onUnhandled));
+  // A logger(1) held up as one is on a stalled machine.
+  const logger = join(dir, 'logger-slow');
+  await writeFile(logger, '#!/bin/sh\nsleep 1.5\nexec /usr/bin/logger --journald\n');
+  await chmod(logger, 0o755);
+  const id = randomBytes(32).toString('hex');
+  const engine = await LogEngine.open({ stateDir: join(dir, 'state'), journalctl: '/usr/bin/journalctl', log, barrierTimeoutMs: 200, sender, logger });
+  try {
+    await engine.start(new Map([[id, join(dir, 'pod', 'c.log')]]));
+    await assert.rejects(engine.flush(id), BarrierTimeout);
+    await setTimeout(200);
+    assert.deepEqual(unawaited, [], 'the timeout rejected a promise nothing awaited: logs-svc would exit');
+  } finally {
+    await engine.stop();
+  }
+});
+
 test('a container tracked keeps the journal reader awake for its first lines', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
   t.after(() => rm(dir, { recursive: true, force: true }));

@@ -304,10 +304,11 @@ export class LogEngine {
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new BarrierTimeout(`logs-svc is behind the journal: its barrier did not come back within ${timeoutMs} ms`)), timeoutMs);
     });
+    // Every promise is in the race from the start: a sender slower than the timeout, or a barrier
+    // refused before its sender ended, must not reject with nothing awaiting it (which ends the daemon).
+    const outcome = Promise.race([Promise.all([sent, done]), expired]);
+    void this.wakeup.wakeUntil(outcome);
     try {
-      await sent;
-      const outcome = Promise.race([done, expired]);
-      void this.wakeup.wakeUntil(outcome);
       await outcome;
     } finally {
       clearTimeout(timer);
