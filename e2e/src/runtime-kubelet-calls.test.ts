@@ -7,8 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, watch } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { existsSync, readdirSync, watch } from 'node:fs';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { callUnary, type cri } from '@skiff/proto';
@@ -17,13 +18,17 @@ import { RUNTIME_HANDLER, startRuntimeHarness, UNDER_GVISOR, type Pod, type Runt
 import { inventoryIds, placesOf } from './lib/runtime-inventory.js';
 
 let h: RuntimeHarness;
+/** Names the step at which runtime-svc holds itself (SIGSTOP) next; see @skiff/common's step-timer.ts. */
+const HOLD_STEP_FILE = join(tmpdir(), `skiff-kubelet-calls-hold-step-${process.pid}`);
 
 before(async () => {
+  process.env['SKIFF_TEST_KILL_STEP_FILE'] = HOLD_STEP_FILE;
   h = await startRuntimeHarness({ images: ['busybox'] });
 });
 
 after(async () => {
   await h?.stop();
+  await rm(HOLD_STEP_FILE, { force: true });
 });
 
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -96,6 +101,12 @@ async function withLogsServiceStopped<T>(work: (resume: () => void) => Promise<T
   } finally {
     resume();
   }
+}
+
+/** Whether process `pid` is stopped (by a signal), from /proc/<pid>/stat. */
+async function isStopped(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
 }
 
 async function entriesOf(dir: string): Promise<Set<string>> {
@@ -224,6 +235,46 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
       assert.notEqual(again.container_id, made);
       await assertNothingLeftOf([made]);
     } finally {
+      await removePod(pod.id);
+    }
+  });
+
+  test('CreateContainer whose client went away while its record was written: undone with its log file', async () => {
+    const pod = await h.runPod();
+    const runtimePid = await h.skiff.servicePid('runtime-svc');
+    assert.ok(runtimePid, 'runtime-svc runs');
+    try {
+      const request = { pod_sandbox_id: pod.id, config: h.containerConfig('left-late'), sandbox_config: pod.config };
+      const gone = new AbortController();
+      let call: Promise<unknown> | undefined;
+      const made = await withLogsServiceStopped(async (resumeLogs) => {
+        const madeDir = nextEntryIn(containersDir());
+        call = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
+        const dir = await madeDir;
+        // The rest of the container is ready; only logs-svc's answer is awaited. runtime-svc holds
+        // itself once it has that answer, the last thing before the record is written.
+        await eventually('config.json of the container', async () => (existsSync(join(containersDir(), dir, 'config.json')) ? true : undefined));
+        await new Promise((r) => setTimeout(r, 300));
+        await writeFile(HOLD_STEP_FILE, 'CreateContainer:logs-svc track SIGSTOP');
+        resumeLogs();
+        return dir;
+      });
+      try {
+        await eventually('runtime-svc held after logs-svc answered', async () => ((await isStopped(runtimePid)) ? true : undefined));
+        // The cancellation waits in runtime-svc's socket: it is read while the record is written.
+        gone.abort();
+        await rejectsWithCode(call!, status.CANCELLED);
+        await new Promise((r) => setTimeout(r, 500));
+      } finally {
+        process.kill(runtimePid, 'SIGCONT');
+      }
+      await eventually('the container to be undone, its log file too', async () =>
+        (await entriesOf(containersDir())).has(made) || (await entriesOf(pod.config.log_directory!)).has('left-late.log') ? undefined : true,
+      );
+      assert.deepEqual(await containersNamed(pod, 'left-late'), []);
+      await assertNothingLeftOf([made]);
+    } finally {
+      await rm(HOLD_STEP_FILE, { force: true });
       await removePod(pod.id);
     }
   });

@@ -58,7 +58,7 @@ test('nothing is logged above debug level', () => {
 });
 
 /** Runs a process that marks steps a, b (timed) and c of operation Op, printing each; answers what it printed and how it ended. */
-async function markSteps(env: Record<string, string>): Promise<{ printed: string; signal: NodeJS.Signals | null }> {
+async function markSteps(env: Record<string, string>, whileRunning?: (pid: number, printed: () => string) => Promise<void>): Promise<{ printed: string; signal: NodeJS.Signals | null }> {
   const { spawn } = await import('node:child_process');
   const script = [
     `const { StepTimer } = await import(${JSON.stringify(new URL('./step-timer.js', import.meta.url).href)});`,
@@ -70,7 +70,9 @@ async function markSteps(env: Record<string, string>): Promise<{ printed: string
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let printed = '';
   child.stdout.on('data', (c: Buffer) => (printed += c.toString()));
-  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
+  const closed = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
+  await whileRunning?.(child.pid!, () => printed);
+  const signal = await closed;
   return { printed, signal };
 }
 
@@ -90,6 +92,30 @@ test('a kill point: only where SKIFF_TEST_KILL_STEP_FILE names a file naming the
     assert.deepEqual(await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }), { printed: 'a b ', signal: 'SIGKILL' }, 'killed at c');
     await writeFile(file, 'Other:a');
     assert.deepEqual(await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }), { printed: 'a b c', signal: null }, 'another operation\'s step is not this one');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a hold point: the process stops itself at the step named with SIGSTOP, and goes on from there at SIGCONT', async () => {
+  const { mkdtemp, readFile, writeFile, access, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = await mkdtemp(join(tmpdir(), 'kill-step-'));
+  const stopped = async (pid: number): Promise<boolean> => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+  };
+  try {
+    const file = join(dir, 'step');
+    await writeFile(file, 'Op:b SIGSTOP');
+    const result = await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }, async (pid, printed) => {
+      while (!(await stopped(pid)) || printed() === '') await new Promise((r) => setTimeout(r, 10));
+      assert.equal(printed(), 'a ', 'held at the end of the timed step b');
+      process.kill(pid, 'SIGCONT');
+    });
+    assert.deepEqual(result, { printed: 'a b c', signal: null }, 'went on after SIGCONT');
+    await assert.rejects(access(file), 'the file is consumed');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -114,7 +114,7 @@ function validateRequest(request: cri.CreateContainerRequest__Output): { config:
  * A client that went away (`signal`) before the name is reserved stops the call with nothing
  * made; after that, if its deadline passed, the container is finished and an identical request
  * (the kubelet's retry) gets it, as for RunPodSandbox; if it cancelled or went away before its
- * deadline, what was made is undone once the container is otherwise ready.
+ * deadline, what was made is undone once its record is written (the last moment before the answer).
  */
 export async function createContainerCall(ctx: RuntimeContext, request: cri.CreateContainerRequest__Output, signal?: AbortSignal): Promise<cri.CreateContainerResponse> {
   const { config, name, image: imageRef } = validateRequest(request);
@@ -198,13 +198,14 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       logTracked = tracksLog ? timer.time('logs-svc track', trackContainerLog(ctx, id, logPath)) : undefined;
       await allSettledOrThrow([logTracked, timer.time('rootfs and spec', prepareContainer())]);
       await leaseOnDisk;
-      // A client gone before its deadline (a kubelet killed) does not send the call again, and a
-      // kubelet started again would take the container for an attempt that never started and
-      // make the next one, as restart 1: undone instead.
-      if (clientLeft(signal)) throw new StatusError(status.CANCELLED, `CreateContainer ${name}: the client went away before its deadline; what was made is undone`);
       // Last: a crash before it leaves a directory without a record, which start-up recovery removes.
       await ctx.records.saveContainer(rec);
       timer.mark('record');
+      // A client gone before its deadline (a kubelet killed) does not send the call again, and a
+      // kubelet started again would take the container for an attempt that never started and
+      // make the next one, as restart 1: undone instead. Looked at once the record is on disk, as
+      // late as the answer allows: that write is the call's longest wait on a busy disk.
+      if (clientLeft(signal)) throw new StatusError(status.CANCELLED, `CreateContainer ${name}: the client went away before its deadline; what was made is undone`);
       ctx.state.containers.set(id, rec);
       if ((await logTracked) === 'file made here') await retrackContainerLog(ctx, id, logPath);
       ctx.state.containerNames.made(nameKey, id, signal?.aborted ?? false);
