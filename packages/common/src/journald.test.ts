@@ -56,3 +56,35 @@ test('a journal follower started once ensureJournald returns sees entries, howev
   assert.equal(code, 0, `the probe exited ${code}`);
   assert.deepEqual(JSON.parse(out), { started: true, seen: true });
 });
+
+/** Starts journald with ensureJournald, then prints journald's own notice of its runtime journal's size and bound. */
+const SIZE_PROBE = `
+import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+const { ensureJournald } = await import(process.env.SKIFF_JOURNALD_MODULE);
+const { started, pid } = await ensureJournald();
+let notice = '';
+for (let i = 0; i < 100 && !notice; i++) {
+  const out = spawnSync('journalctl', ['--quiet', '--no-pager', '--output', 'cat', '_TRANSPORT=driver'], { encoding: 'utf8' }).stdout;
+  notice = out.split('\\n').find((line) => line.startsWith('Runtime Journal')) ?? '';
+  if (!notice) await sleep(50);
+}
+process.kill(pid, 'SIGKILL');
+process.stdout.write(JSON.stringify({ started, notice }));
+`;
+
+test('the journald Skiff starts bounds its journal to 1 GiB, whatever the size of the filesystem under it', async () => {
+  // A 40 GiB tmpfs (it takes memory only for what is written), on which journald's own bound
+  // would be 4 GiB.
+  const probe = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mkdir -p /run/systemd /run/log && mount -t tmpfs skiff-test /run/systemd && mount -t tmpfs -o size=40g skiff-test /run/log && exec "$0" --input-type=module -e "$1"', process.execPath, SIZE_PROBE], {
+    env: { ...process.env, SKIFF_JOURNALD_MODULE: new URL('./journald.js', import.meta.url).href },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  probe.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => probe.on('close', resolve));
+  assert.equal(code, 0, `the probe exited ${code}`);
+  const { started, notice } = JSON.parse(out) as { started: boolean; notice: string };
+  assert.equal(started, true);
+  assert.match(notice, /, max 1\.0G,/, `journald's notice of its runtime journal: ${notice}`);
+});

@@ -54,8 +54,24 @@ const JOURNALD_DROP_IN_DIR = '/run/systemd/journald.conf.d';
 /**
  * journald's default rate limit (10000 messages per 30 s per cgroup) would drop the lines of a
  * busy container: container logs must not be thinned, so the journald we start has none.
+ * Its default size, a tenth of the filesystem up to 4 GiB, makes a `journalctl` started from a
+ * cursor (logs-svc's follower, at each start of logs-svc) slow to start: it looks into every
+ * file, a few random reads each, which on a cold, slow disk stall the node's other I/O
+ * meanwhile. The journald we start keeps at most 1 GiB in files of 128 MiB: eight or nine files,
+ * hours of container output at the rates logs-svc keeps up with.
  */
-const JOURNALD_DROP_IN = '[Journal]\n# Written by Skiff when it started journald: container output must not be rate-limited.\nRateLimitIntervalSec=0\nRateLimitBurst=0\n';
+const JOURNALD_DROP_IN = [
+  '[Journal]',
+  '# Written by Skiff when it started journald: container output must not be rate-limited,',
+  '# and a bounded journal keeps the start of a journalctl reading from a cursor cheap.',
+  'RateLimitIntervalSec=0',
+  'RateLimitBurst=0',
+  'RuntimeMaxUse=1G',
+  'SystemMaxUse=1G',
+  'RuntimeMaxFileSize=128M',
+  'SystemMaxFileSize=128M',
+  '',
+].join('\n');
 
 async function writeJournaldDropIn(dir: string): Promise<void> {
   await fs.mkdir(dir, { recursive: true, mode: 0o755 });
