@@ -251,8 +251,9 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
         const madeDir = nextEntryIn(containersDir());
         call = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
         const dir = await madeDir;
-        // The rest of the container is ready; only logs-svc's answer is awaited. runtime-svc holds
-        // itself once it has that answer, the last thing before the record is written.
+        // config.json is the end of the rootfs and spec step; a moment later only logs-svc's
+        // answer is awaited. runtime-svc holds itself once it has that answer, when nothing but
+        // the record's write is left.
         await eventually('config.json of the container', async () => (existsSync(join(containersDir(), dir, 'config.json')) ? true : undefined));
         await new Promise((r) => setTimeout(r, 300));
         await writeFile(HOLD_STEP_FILE, 'CreateContainer:logs-svc track SIGSTOP');

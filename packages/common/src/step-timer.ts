@@ -5,10 +5,10 @@ import type { Logger } from './logger.js';
  * Kill points for the restart tests, inert in a deployment: only when the environment variable
  * SKIFF_TEST_KILL_STEP_FILE names a file (the e2e tests set it; nothing else does) is that file
  * read at the end of every step, and a daemon whose operation reaches the step it names
- * (`<operation>:<step>`, as the StepTimer calls them) removes the file and SIGKILLs itself there,
- * or sends itself the signal named after the step (`<operation>:<step> SIGSTOP`: held there until
- * the test sends SIGCONT). So a test kills or holds a call at each of its steps in turn, whatever
- * the machine's speed. Unset, it costs one look at the environment when the module loads.
+ * (`<operation>:<step>`, as the StepTimer calls them) removes the file and SIGKILLs itself there;
+ * named `<operation>:<step> SIGSTOP`, it stops itself there instead, until the test sends SIGCONT.
+ * So a test kills or holds a call at each of its steps in turn, whatever the machine's speed.
+ * Unset, it costs one look at the environment when the module loads.
  */
 const KILL_STEP_FILE = process.env['SKIFF_TEST_KILL_STEP_FILE'] || undefined;
 const HOLD_SUFFIX = ' SIGSTOP';
