@@ -8,10 +8,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, watch } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
+import { readProcStat } from '@skiff/common';
 import { callUnary, type cri } from '@skiff/proto';
 import { rejectsWithCode } from './lib/grpc-assert.js';
 import { RUNTIME_HANDLER, startRuntimeHarness, UNDER_GVISOR, type Pod, type RuntimeHarness } from './lib/runtime-harness.js';
@@ -101,12 +102,6 @@ async function withLogsServiceStopped<T>(work: (resume: () => void) => Promise<T
   } finally {
     resume();
   }
-}
-
-/** Whether process `pid` is stopped (by a signal), from /proc/<pid>/stat. */
-async function isStopped(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
 }
 
 async function entriesOf(dir: string): Promise<Set<string>> {
@@ -261,7 +256,7 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
         return dir;
       });
       try {
-        await eventually('runtime-svc held after logs-svc answered', async () => ((await isStopped(runtimePid)) ? true : undefined));
+        await eventually('runtime-svc held after logs-svc answered', async () => (readProcStat(runtimePid)?.state === 'T' ? true : undefined));
         // The cancellation waits in runtime-svc's socket: it is read while the record is written.
         gone.abort();
         await rejectsWithCode(call!, status.CANCELLED);

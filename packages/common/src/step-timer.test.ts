@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readProcStat } from './proc-stat.js';
 import { StepTimer } from './step-timer.js';
 
 interface Line {
@@ -98,19 +99,15 @@ test('a kill point: only where SKIFF_TEST_KILL_STEP_FILE names a file naming the
 });
 
 test('a hold point: the process stops itself at the step named with SIGSTOP, and goes on from there at SIGCONT', async () => {
-  const { mkdtemp, readFile, writeFile, access, rm } = await import('node:fs/promises');
+  const { mkdtemp, writeFile, access, rm } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const dir = await mkdtemp(join(tmpdir(), 'kill-step-'));
-  const stopped = async (pid: number): Promise<boolean> => {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
-  };
   try {
     const file = join(dir, 'step');
     await writeFile(file, 'Op:b SIGSTOP');
     const result = await markSteps({ SKIFF_TEST_KILL_STEP_FILE: file }, async (pid, printed) => {
-      while (!(await stopped(pid)) || printed() === '') await new Promise((r) => setTimeout(r, 10));
+      while (readProcStat(pid)?.state !== 'T' || printed() === '') await new Promise((r) => setTimeout(r, 10));
       assert.equal(printed(), 'a ', 'held at the end of the timed step b');
       process.kill(pid, 'SIGCONT');
     });
