@@ -2,13 +2,19 @@
 // Runs a package's tests with Node's test runner on the files named explicitly, whatever the Node
 // version makes of a directory argument, and fails when no test ran.
 //
-//   node scripts/node-tests.mjs DIR [--only=REGEX] [node --test options...]
+//   node scripts/node-tests.mjs DIR [--only=REGEX] [--private-journal] [node --test options...]
 //
 // Every *.test.js below DIR is run (with --only, those whose file name matches REGEX); the spec
 // report goes to stdout and a TAP copy to a temp file, whose closing count must show at least one
 // test, and in which no file stands for itself (a file that declared no test). A test that hangs
 // fails after TEST_TIMEOUT_MS; a run still going after RUN_TIMEOUT_MS (a failed test left a timer
 // or a child that keeps its file's process alive) is ended, and fails.
+//
+// With --private-journal the tests run in mount and PID namespaces of their own, under catatonit,
+// with tmpfs over /run/systemd, /run/log and /var/log/journal: the journald they start (through
+// ensureJournald) is theirs, its journal starts empty in memory, and it ends with the run. A test
+// of logs-svc's follower against the host's journal would wait on the host's files instead: from
+// a cold disk, a `journalctl --since` seeks into every one of them.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +26,8 @@ if (!dir) {
   process.exit(2);
 }
 const only = new RegExp(args.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? '');
-const options = args.filter((a) => !a.startsWith('--only='));
+const privateJournal = args.includes('--private-journal');
+const options = args.filter((a) => !a.startsWith('--only=') && a !== '--private-journal');
 
 function testFiles(root) {
   const found = [];
@@ -43,21 +50,27 @@ const TEST_TIMEOUT_MS = 20 * 60 * 1000;
 const RUN_TIMEOUT_MS = Number(process.env['SKIFF_TESTS_RUN_MINUTES'] ?? 45) * 60 * 1000;
 const work = mkdtempSync(join(tmpdir(), 'node-tests-'));
 const tap = join(work, 'report.tap');
-const child = spawn(
+const testRun = [
   process.execPath,
-  [
-    '--test',
-    `--test-timeout=${TEST_TIMEOUT_MS}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=tap',
-    `--test-reporter-destination=${tap}`,
-    ...options,
-    ...files.map((f) => relative(process.cwd(), f)),
-  ],
-  // In a process group of its own, so that the whole run, each file's process included, can be ended.
-  { stdio: 'inherit', detached: true },
-);
+  '--test',
+  `--test-timeout=${TEST_TIMEOUT_MS}`,
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=tap',
+  `--test-reporter-destination=${tap}`,
+  ...options,
+  ...files.map((f) => relative(process.cwd(), f)),
+];
+const PRIVATE_JOURNAL_MOUNTS = ['/run/systemd', '/run/log', '/var/log/journal']
+  .map((path) => `mkdir -p ${path} && mount -t tmpfs -o mode=0755 skiff-test-journal ${path}`)
+  .join(' && ');
+// catatonit, the namespace's PID 1, passes the run's signals on; once it ends, the kernel ends
+// whatever is left in the namespace, the journald the tests started among them.
+const argv = privateJournal
+  ? ['unshare', '--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', '--', '/usr/bin/catatonit', '--', 'sh', '-c', `${PRIVATE_JOURNAL_MOUNTS} && exec "$@"`, 'sh', ...testRun]
+  : testRun;
+// In a process group of its own, so that the whole run, each file's process included, can be ended.
+const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', detached: true });
 const endRun = (signal) => {
   try {
     process.kill(-child.pid, signal);

@@ -47,6 +47,25 @@ async function streams(path: string): Promise<{ stdout: string; stderr: string }
   return { stdout: Buffer.from(out.stdout, 'latin1').toString(), stderr: Buffer.from(out.stderr, 'latin1').toString() };
 }
 
+/** The filesystem type mounted at each of these paths, from this process's mount table. */
+async function mountTypes(paths: string[]): Promise<Record<string, string | undefined>> {
+  const table = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((line) => {
+    const [before, after] = line.split(' - ');
+    return { at: before?.split(' ')[4], type: after?.split(' ')[0] };
+  });
+  // The last mount at a path is the one on top.
+  return Object.fromEntries(paths.map((path) => [path, table.filter((m) => m.at === path).at(-1)?.type]));
+}
+
+test("these tests' journal is their own, in memory: the host's journal files, whatever their number, are not read", async () => {
+  // package.json runs these tests with node-tests.mjs --private-journal.
+  assert.deepEqual(await mountTypes(['/run/systemd', '/run/log', '/var/log/journal']), {
+    '/run/systemd': 'tmpfs',
+    '/run/log': 'tmpfs',
+    '/var/log/journal': 'tmpfs',
+  });
+});
+
 test('a restart cuts bytes written past the saved state and resumes after the saved cursor', async (t) => {
   // On a host whose PID 1 is not systemd nothing else starts journald.
   await ensureJournald();
