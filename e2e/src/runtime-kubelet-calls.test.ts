@@ -274,6 +274,38 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
       await removePod(pod.id);
     }
   });
+
+  test('CreateContainer whose client went away as its record was written, its close not yet read: undone', async () => {
+    const pod = await h.runPod();
+    const runtimePid = await h.skiff.servicePid('runtime-svc');
+    assert.ok(runtimePid, 'runtime-svc runs');
+    try {
+      const request = { pod_sandbox_id: pod.id, config: h.containerConfig('left-unread'), sandbox_config: pod.config };
+      const madeDir = nextEntryIn(containersDir());
+      // runtime-svc holds itself once the record is written, just before it looks for a client gone.
+      await writeFile(HOLD_STEP_FILE, 'CreateContainer:record SIGSTOP');
+      const gone = new AbortController();
+      const call = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
+      const made = await madeDir;
+      try {
+        await eventually('runtime-svc held once the record was written', async () => (readProcStat(runtimePid)?.state === 'T' ? true : undefined));
+        // The cancellation is in runtime-svc's socket, unread, when runtime-svc goes on.
+        gone.abort();
+        await rejectsWithCode(call, status.CANCELLED);
+        await new Promise((r) => setTimeout(r, 500));
+      } finally {
+        process.kill(runtimePid, 'SIGCONT');
+      }
+      await eventually('the container to be undone, its log file too', async () =>
+        (await entriesOf(containersDir())).has(made) || (await entriesOf(pod.config.log_directory!)).has('left-unread.log') ? undefined : true,
+      );
+      assert.deepEqual(await containersNamed(pod, 'left-unread'), []);
+      await assertNothingLeftOf([made]);
+    } finally {
+      await rm(HOLD_STEP_FILE, { force: true });
+      await removePod(pod.id);
+    }
+  });
 });
 
 describe('ExecSync whose client went away', () => {

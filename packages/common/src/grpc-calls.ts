@@ -32,9 +32,26 @@ export class ClientGone extends Error {
   }
 }
 
-/** Whether the client behind `signal` cancelled or went away before its deadline: it will not retry. */
-export function clientLeft(signal: AbortSignal | undefined): boolean {
+/**
+ * Whether the client behind `signal` cancelled or went away before its deadline: it will not
+ * retry. A close already in the daemon's socket counts: the event loop reads its sockets once more
+ * before the answer, so that a kubelet killed a moment ago, whose close the daemon has not yet
+ * read, is not answered as if it were there.
+ */
+export async function clientLeft(signal: AbortSignal | undefined): Promise<boolean> {
+  await socketsReadOnceMore();
   return signal?.aborted === true && signal.reason instanceof ClientGone && !signal.reason.deadlinePassed;
+}
+
+/**
+ * Resolves after a poll for I/O that began after the call: events already waiting in the kernel
+ * have been read, and what they set off synchronously or in next ticks (grpc-js's cancellation of
+ * a call whose stream closed) has run. Called from a poll callback, a first setImmediate runs
+ * in that same turn, before any new poll; the second runs a turn later, after one.
+ */
+async function socketsReadOnceMore(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

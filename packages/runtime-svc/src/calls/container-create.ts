@@ -205,7 +205,7 @@ export async function createContainerCall(ctx: RuntimeContext, request: cri.Crea
       // kubelet started again would take the container for an attempt that never started and
       // make the next one, as restart 1: undone instead. Looked at once the record is on disk, as
       // late as the answer allows: that write is the call's longest wait on a busy disk.
-      if (clientLeft(signal)) throw new StatusError(status.CANCELLED, `CreateContainer ${name}: the client went away before its deadline; what was made is undone`);
+      if (await clientLeft(signal)) throw new StatusError(status.CANCELLED, `CreateContainer ${name}: the client went away before its deadline; what was made is undone`);
       ctx.state.containers.set(id, rec);
       if ((await logTracked) === 'file made here') await retrackContainerLog(ctx, id, logPath);
       ctx.state.containerNames.made(nameKey, id, signal?.aborted ?? false);
