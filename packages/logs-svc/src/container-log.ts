@@ -5,8 +5,15 @@ import type { SavedContainerLog } from './state-file.js';
 
 /**
  * One container's CRI log file as logs-svc writes it: records wait in memory until the batch
- * they belong to is written, at the file's known end, and synced.
+ * they belong to is written, at the file's known end; later the file is synced and the size it
+ * had then is saved (`durableSize`, what a restart cuts the file back to).
  */
+/** A file and the size it had written at some moment. */
+export interface WrittenMark {
+  inode: number;
+  size: number;
+}
+
 export class ContainerLog {
   private pending: Buffer[] = [];
   private pendingLength = 0;
@@ -14,6 +21,8 @@ export class ContainerLog {
   removed = false;
   /** Its output up to here is still to be read back from the journal (see LogEngine.readBack). */
   readBackUntil: JournalPosition | undefined;
+  /** The size saved with the journal position: bytes past it belong to later entries, or to none yet. */
+  private durableSize: number;
 
   private constructor(
     readonly id: string,
@@ -21,7 +30,9 @@ export class ContainerLog {
     private handle: fs.FileHandle,
     public inode: number,
     public size: number,
-  ) {}
+  ) {
+    this.durableSize = size;
+  }
 
   /** Opens (creating it if needed) the file at `path` to append to it; see `openLogFile`. */
   static async open(id: string, path: string): Promise<ContainerLog> {
@@ -41,6 +52,7 @@ export class ContainerLog {
       await log.handle.truncate(saved.size);
       await log.handle.sync();
       log.size = saved.size;
+      log.durableSize = saved.size;
     }
     log.readBackUntil = saved.readBackUntil;
     return log;
@@ -92,6 +104,17 @@ export class ContainerLog {
     this.handle = next.handle;
     this.inode = next.inode;
     this.size = next.size;
+    this.durableSize = next.size;
+  }
+
+  /** Where the file's written bytes end now: what `markDurable` takes once the file is synced. */
+  writtenMark(): WrittenMark {
+    return { inode: this.inode, size: this.size };
+  }
+
+  /** The bytes up to `mark` are synced; a mark of a file since switched (reopen) says nothing of this one. */
+  markDurable(mark: WrittenMark): void {
+    if (mark.inode === this.inode && mark.size > this.durableSize) this.durableSize = mark.size;
   }
 
   async close(): Promise<void> {
@@ -101,6 +124,6 @@ export class ContainerLog {
   }
 
   saved(): SavedContainerLog {
-    return { path: this.path, inode: this.inode, size: this.size, ...(this.readBackUntil ? { readBackUntil: this.readBackUntil } : {}) };
+    return { path: this.path, inode: this.inode, size: this.durableSize, ...(this.readBackUntil ? { readBackUntil: this.readBackUntil } : {}) };
   }
 }

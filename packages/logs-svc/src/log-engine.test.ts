@@ -125,6 +125,35 @@ test('stop returns while the state cannot be saved, and leaves the saved state a
   assert.equal(existsSync(stateDir), false, 'nothing was saved');
 });
 
+test("a state that cannot be saved holds no output back from its file; once it can, it is saved with the files' sizes", async (t) => {
+  await ensureJournald();
+  const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));
+  const id = randomBytes(32).toString('hex');
+  const stateDir = join(dir, 'state');
+  const path = join(dir, 'pod', 'c.log');
+  const engine = await LogEngine.open({ stateDir, journalctl: '/usr/bin/journalctl', log: createLogger('logs-svc-test', 'fatal'), barrierTimeoutMs: 10_000, sender });
+  t.after(async () => {
+    await engine.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await engine.start(new Map([[id, path]]));
+  await rename(stateDir, join(dir, 'state-moved-away'));
+  await sendLines(id, ['while the state cannot be saved']);
+  for (let i = 0; i < 200 && engine.status().stateError === undefined; i++) await setTimeout(50);
+  assert.match(engine.status().stateError ?? '', /ENOENT/);
+  // The saver retries every second; the lines of later batches go on reaching the file meanwhile.
+  await sendLines(id, ['and after it']);
+  await engine.flush(id);
+  assert.deepEqual(await streams(path), { stdout: 'while the state cannot be saved\nand after it\n', stderr: '' });
+
+  await rename(join(dir, 'state-moved-away'), stateDir);
+  for (let i = 0; i < 200 && engine.status().stateError !== undefined; i++) await setTimeout(50);
+  assert.equal(engine.status().stateError, undefined);
+  await engine.stop();
+  const saved = JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as { containers: Record<string, { size: number }> };
+  assert.equal(saved.containers[id]?.size, (await stat(path)).size, 'the saved size is the whole file');
+});
+
 test('once the spawn helper runs, it sends the barriers: logger(1) sends only the first', async (t) => {
   await ensureJournald();
   const dir = await mkdtemp(join(tmpdir(), 'logs-svc-'));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatRecords, formatTimestamp, Mutex, removeAtomicWriteDebris, type Logger, type LogsStatus, type SpawnServer } from '@skiff/common/core';
 import { BarrierSender } from './barrier.js';
+import { BatchSaver, type WrittenBatches } from './batch-saver.js';
 import { ContainerLog } from './container-log.js';
 import type { JournalEvent, OutputEvent, TrustedSender } from './journal-entry.js';
 import type { JournalPosition } from './journal-position.js';
@@ -28,6 +29,9 @@ const NEW_CONTAINER_AWAKE_MS = 3_000;
 export class NotReady extends Error {}
 export class UnknownContainer extends Error {}
 export class BarrierTimeout extends Error {}
+/** Logged when stop ends a retry with a batch's cursor unsaved. */
+const STOPPED_UNSAVED = 'stopped with a batch unsaved: the next start truncates to the saved sizes and writes it again';
+
 /** Ends a retry loop once stop has been asked: the saved state stays as it was, which a restart replays from. */
 class Stopped extends Error {}
 
@@ -77,8 +81,12 @@ export class LogEngine {
   private saved: LogsState['containers'] = {};
   /** Until start has run: ids added or forgotten meanwhile (the start-up list from runtime-svc may be older). */
   private changedBeforeStart: Set<string> | undefined = new Set<string>();
-  /** Serialises the changes to the tracked set with the writing of batches. */
+  /**
+   * Serialises the changes to the tracked set with the writing of batches. Whoever else takes it
+   * (`exclusive`) first waits for the saver, so that what it saves starts from the last batch.
+   */
   private readonly lock = new Mutex();
+  private readonly saver = new BatchSaver((batches) => this.saveBatches(batches));
   private readonly barriers = new Map<string, Barrier>();
   private readonly wakeup: JournalWakeup;
   private readonly barrierSender: BarrierSender;
@@ -100,6 +108,8 @@ export class LogEngine {
   private lastUnknown: string | undefined;
   private lastUnknownWarning = 0;
   private readonly forgotten = new Set<string>();
+  /** A save given up because stop was asked: a reopen must not switch files past it. */
+  private unsavedAtStop = false;
 
   private constructor(private readonly options: EngineOptions) {
     this.wakeup = options.wakeup ?? new JournalWakeup();
@@ -206,7 +216,7 @@ export class LogEngine {
   async track(id: string, path: string, options: { readBack?: boolean } = {}): Promise<void> {
     this.changedBeforeStart?.add(id);
     this.forgotten.delete(id);
-    await this.lock.run(async () => {
+    await this.exclusive(async () => {
       const existing = this.containers.get(id);
       if (existing && existing.path === path) return;
       if (existing) {
@@ -244,7 +254,10 @@ export class LogEngine {
       this.options.log.error({ container: log.id, lines, err: (err as Error).message }, "cannot read all of the container's earlier output back from the journal; what was not read is missing from its file");
     }
     await this.writeOne(log);
-    if (!log.removed) await log.sync();
+    if (!log.removed) {
+      await log.sync();
+      log.markDurable(log.writtenMark());
+    }
     log.readBackUntil = undefined;
     await this.persist();
     if (lines > 0) this.options.log.info({ container: log.id, lines, until }, "read the container's earlier output back from the journal");
@@ -264,7 +277,7 @@ export class LogEngine {
     if (c) c.removed = true;
     this.forgotten.add(id);
     if (this.forgotten.size > FORGOTTEN_KEPT) this.forgotten.delete(this.forgotten.values().next().value!);
-    await this.lock.run(async () => {
+    await this.exclusive(async () => {
       const log = this.containers.get(id);
       this.containers.delete(id);
       delete this.saved[id];
@@ -325,7 +338,7 @@ export class LogEngine {
         await this.lock.run(() => this.apply(events));
       } catch (err) {
         if (err instanceof Stopped) {
-          this.options.log.warn('stopped with a batch unsaved: the next start truncates to the saved sizes and writes it again');
+          this.options.log.warn(STOPPED_UNSAVED);
           return;
         }
         this.options.log.error({ err: (err as Error).message }, 'cannot write a batch of container output; stopping');
@@ -369,10 +382,10 @@ export class LogEngine {
     const written = await this.writePending();
     this.throughput.newestWrittenMicros = newest;
     // A flush asks for the lines to be in the file, where readers find them; they are. Were
-    // logs-svc killed before the sync below, the restart truncates to the saved sizes and writes
-    // the same lines again from the saved cursor.
+    // logs-svc killed before the saver synced them and saved the cursor, the restart truncates to
+    // the saved sizes and writes the same lines again from the saved cursor.
     for (const b of reached) b.resolve();
-    await this.makeDurable(written, cursor);
+    this.saver.add(written, cursor);
   }
 
   private async switchFile(b: Barrier): Promise<void> {
@@ -389,7 +402,17 @@ export class LogEngine {
 
   /** Writes and syncs every pending record, then saves the cursor with the files' sizes. */
   private async commit(cursor: string): Promise<void> {
-    await this.makeDurable(await this.writePending(), cursor);
+    this.saver.add(await this.writePending(), cursor);
+    await this.saver.idle();
+    if (this.unsavedAtStop) throw new Stopped();
+  }
+
+  /** Runs `operation` under the lock once every written batch is saved. */
+  private exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      await this.saver.idle();
+      return operation();
+    });
   }
 
   /** Writes every pending record; answers the files written. */
@@ -419,11 +442,26 @@ export class LogEngine {
     }
   }
 
-  /** Syncs the files written, then saves the cursor with the files' sizes. */
-  private async makeDurable(written: ContainerLog[], cursor: string): Promise<void> {
-    await Promise.all(
-      written.filter((c) => !c.removed).map((c) => c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'))),
-    );
+  /**
+   * Syncs the files written, then saves the cursor with the files' sizes. One file at a time: the
+   * other threads of the pool stay free for the writes of the next batch.
+   */
+  private async saveBatches({ marks, cursor }: WrittenBatches): Promise<void> {
+    for (const [c, mark] of marks) {
+      if (c.removed) continue;
+      await c.sync().catch((err: Error) => this.options.log.warn({ container: c.id, err: err.message }, 'fsync failed'));
+      c.markDurable(mark);
+    }
+    try {
+      await this.saveCursor(cursor);
+    } catch (err) {
+      // saveCursor retries any other failure until stop is asked.
+      this.unsavedAtStop = true;
+      this.options.log.warn({ err: (err as Error).message }, STOPPED_UNSAVED);
+    }
+  }
+
+  private async saveCursor(cursor: string): Promise<void> {
     this.state.cursor = cursor;
     for (;;) {
       try {
@@ -485,7 +523,7 @@ export class LogEngine {
     this.stopped = true;
     this.reader?.stop();
     await this.loop?.catch(() => undefined);
-    await this.lock.run(async () => {
+    await this.exclusive(async () => {
       for (const c of this.containers.values()) await c.close();
     });
   }
