@@ -9,7 +9,7 @@ export const JOURNAL_ROOTS = ['/run/log/journal', '/var/log/journal'];
 const WAKE_GAPS_MS = [0, 1, 1, 1, 2, 2, 2, 4, 4, 8, 16, 32, 64, 128];
 
 /** The gap between wake-ups while the followers are kept awake. */
-const KEEP_AWAKE_GAP_MS = 50;
+const KEEP_AWAKE_GAP_MS = 25;
 
 /**
  * Wakes `journalctl --follow` early. journald writes entries through mmap, which inotify does not
