@@ -104,6 +104,27 @@ async function withLogsServiceStopped<T>(work: (resume: () => void) => Promise<T
   }
 }
 
+/** Cancels `call` while runtime-svc holds itself (SIGSTOP at a step), then lets it go on. */
+async function cancelWhileHeld(runtimePid: number, held: string, gone: AbortController, call: Promise<unknown>): Promise<void> {
+  try {
+    await eventually(held, async () => (readProcStat(runtimePid)?.state === 'T' ? true : undefined));
+    gone.abort();
+    await rejectsWithCode(call, status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    process.kill(runtimePid, 'SIGCONT');
+  }
+}
+
+/** The container named `name` that a cancelled CreateContainer made is undone, its log file last. */
+async function assertUndone(pod: Pod, name: string, made: string): Promise<void> {
+  await eventually('the container to be undone, its log file too', async () =>
+    (await entriesOf(containersDir())).has(made) || (await entriesOf(pod.config.log_directory!)).has(`${name}.log`) ? undefined : true,
+  );
+  assert.deepEqual(await containersNamed(pod, name), []);
+  await assertNothingLeftOf([made]);
+}
+
 async function entriesOf(dir: string): Promise<Set<string>> {
   return new Set(await readdir(dir).catch(() => [] as string[]));
 }
@@ -255,20 +276,9 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
         resumeLogs();
         return dir;
       });
-      try {
-        await eventually('runtime-svc held after logs-svc answered', async () => (readProcStat(runtimePid)?.state === 'T' ? true : undefined));
-        // The cancellation waits in runtime-svc's socket: it is read while the record is written.
-        gone.abort();
-        await rejectsWithCode(call!, status.CANCELLED);
-        await new Promise((r) => setTimeout(r, 500));
-      } finally {
-        process.kill(runtimePid, 'SIGCONT');
-      }
-      await eventually('the container to be undone, its log file too', async () =>
-        (await entriesOf(containersDir())).has(made) || (await entriesOf(pod.config.log_directory!)).has('left-late.log') ? undefined : true,
-      );
-      assert.deepEqual(await containersNamed(pod, 'left-late'), []);
-      await assertNothingLeftOf([made]);
+      // The cancellation waits in runtime-svc's socket: it is read while the record is written.
+      await cancelWhileHeld(runtimePid, 'runtime-svc held after logs-svc answered', gone, call!);
+      await assertUndone(pod, 'left-late', made);
     } finally {
       await rm(HOLD_STEP_FILE, { force: true });
       await removePod(pod.id);
@@ -287,20 +297,9 @@ describe('RunPodSandbox and CreateContainer retried after the client went away',
       const gone = new AbortController();
       const call = callUnary(h.runtime, 'CreateContainer', request, { timeoutMs: 60_000, signal: gone.signal });
       const made = await madeDir;
-      try {
-        await eventually('runtime-svc held once the record was written', async () => (readProcStat(runtimePid)?.state === 'T' ? true : undefined));
-        // The cancellation is in runtime-svc's socket, unread, when runtime-svc goes on.
-        gone.abort();
-        await rejectsWithCode(call, status.CANCELLED);
-        await new Promise((r) => setTimeout(r, 500));
-      } finally {
-        process.kill(runtimePid, 'SIGCONT');
-      }
-      await eventually('the container to be undone, its log file too', async () =>
-        (await entriesOf(containersDir())).has(made) || (await entriesOf(pod.config.log_directory!)).has('left-unread.log') ? undefined : true,
-      );
-      assert.deepEqual(await containersNamed(pod, 'left-unread'), []);
-      await assertNothingLeftOf([made]);
+      // The cancellation is in runtime-svc's socket, unread, when runtime-svc goes on.
+      await cancelWhileHeld(runtimePid, 'runtime-svc held once the record was written', gone, call);
+      await assertUndone(pod, 'left-unread', made);
     } finally {
       await rm(HOLD_STEP_FILE, { force: true });
       await removePod(pod.id);
