@@ -3,17 +3,17 @@ import { openLogFile } from '@skiff/common/core';
 import type { JournalPosition } from './journal-position.js';
 import type { SavedContainerLog } from './state-file.js';
 
-/**
- * One container's CRI log file as logs-svc writes it: records wait in memory until the batch
- * they belong to is written, at the file's known end; later the file is synced and the size it
- * had then is saved (`durableSize`, what a restart cuts the file back to).
- */
 /** A file and the size it had written at some moment. */
 export interface WrittenMark {
   inode: number;
   size: number;
 }
 
+/**
+ * One container's CRI log file as logs-svc writes it: records wait in memory until the batch
+ * they belong to is written, at the file's known end; later the file is synced and the size it
+ * had then is saved (`durableSize`, what a restart cuts the file back to).
+ */
 export class ContainerLog {
   private pending: Buffer[] = [];
   private pendingLength = 0;
